@@ -1,8 +1,38 @@
 //! The one seam between "what to do" and "how bytes move" in niin-rs.
 //!
-//! This crate will own the `Transport` trait and its implementations: `Lsa`
-//! (load/store peers inside an NVLink domain, through NCCL windows and copy engines),
-//! `Gin` (NCCL's GPU-initiated networking) and `Mock` (host memory, for CPU-only worlds),
-//! plus the dlopen'd NCCL loader and the CUDA driver wrapper. Everything in niin-rs that
-//! touches NCCL, CUDA or shared memory lives here. Its contents arrive with the
-//! "Transport trait + mock" and "On the GPU, host side" issues.
+//! [`Transport`] is the set of host-initiated NVSHMEM operations on the symmetric heap
+//! of a target PE. Implementations are chosen per target PE by [`router`] (an LSA peer
+//! goes to the LSA transport, any other PE to GIN; a CPU world uses the mock for every
+//! PE) and dispatched statically through [`AnyTransport`]. Everything in niin-rs that
+//! touches NCCL, CUDA or shared memory lives in this crate.
+//!
+//! Implementations today: [`mock::MockTransport`] (host memory, N PEs as threads of one
+//! process or as processes sharing a mapping). The NCCL LSA and GIN transports arrive
+//! with the "On the GPU, host side" issue.
+
+pub mod error;
+pub mod mock;
+pub mod ops;
+pub mod probe;
+pub mod router;
+pub mod transport;
+
+use enum_dispatch::enum_dispatch;
+
+pub use error::{Result, TransportError};
+pub use mock::{MockConfig, MockTransport, MockWorld};
+pub use ops::{
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+};
+pub use router::{Providers, RouteKind, Routed, Router};
+pub use transport::Transport;
+
+/// Every transport implementation, dispatched statically: [`Transport`] on an
+/// `AnyTransport` calls the variant's implementation. The NCCL `Lsa` and `Gin`
+/// variants arrive with the "On the GPU, host side" issue.
+#[enum_dispatch(Transport)]
+#[derive(Debug)]
+pub enum AnyTransport {
+    /// Host memory: N PEs as threads of one process or processes sharing a mapping.
+    Mock(MockTransport),
+}
