@@ -1,7 +1,54 @@
-//! The Rust host API of niin-rs.
+//! The Rust host API of niin-rs: NVSHMEM's programming model for Rust programs.
 //!
-//! This crate will own the `World` / PE handle (SPMD init from the environment and
-//! in-process worlds of N PEs), typed symmetric buffers allocated through `niin-heap`,
-//! teams through `niin-teams`, and the routing of every NVSHMEM operation to a
-//! `niin-transport` implementation. It holds no global state, so one process can hold
-//! several worlds. Its contents arrive with the "Transport trait + mock" issue.
+//! A [`World`] is one PE's handle on a world of PEs. Make one with [`World::init`] (SPMD:
+//! one PE per process, started by `niinrun` or alone) or [`World::in_process`] /
+//! [`run_in_process`] (N PEs as threads of one process, on the mock transport). Then:
+//!
+//! - symmetric memory: [`World::malloc`], [`World::calloc`], [`World::align`],
+//!   [`World::free`] give typed [`SymBuffer`]s (collective; see [`buffer`] on freeing);
+//! - one-sided operations: put/get, strided, scalar, put-with-signal, signals, waits and
+//!   atomics ([`rma`](World::put)), blocking, or on a [`Stream`];
+//! - synchronization: [`World::barrier_all`], [`World::barrier`], [`World::quiet`],
+//!   [`World::fence`]; teams: [`World::team_split_strided`], [`World::team_split_2d`], ...
+//!
+//! Element types are NVSHMEM's, as sealed traits ([`types`]): putting a type NVSHMEM has
+//! no RMA for, or an atomic on a type it has no AMO for, is a compile error. Errors are
+//! [`Error`], with the values that explain them. The world holds no global state.
+//!
+//! ```
+//! use niin_api::{run_in_process, WorldConfig};
+//!
+//! let sums = run_in_process(4, &WorldConfig::default(), |w| {
+//!     let buf = w.calloc::<u64>(1)?;
+//!     w.barrier_all()?;
+//!     w.atomic_add(buf.all(), w.my_pe() as u64 + 1, 0)?; // everyone adds to PE 0
+//!     w.barrier_all()?;
+//!     let total = w.g(buf.all(), 0)?;
+//!     w.free(buf)?;
+//!     Ok(total)
+//! })?;
+//! assert_eq!(sums, vec![10; 4]);
+//! # Ok::<(), niin_api::Error>(())
+//! ```
+
+pub mod buffer;
+pub mod config;
+pub mod error;
+pub mod launch;
+mod ordered;
+mod rma;
+mod spmd;
+mod stream;
+mod team;
+pub mod types;
+mod world;
+
+pub use buffer::{SymBuffer, SymSlice};
+pub use config::{TransportKind, WorldConfig};
+pub use error::{Error, Result};
+pub use niin_teams::{TeamConfig, TeamId};
+pub use niin_transport::{Cmp, SignalOp};
+pub use spmd::{JobPlace, run_in_process};
+pub use stream::Stream;
+pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, RmaType, WaitType};
+pub use world::World;

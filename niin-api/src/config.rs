@@ -1,0 +1,215 @@
+//! How a world is configured: the transport, the heap size, timeouts, checks.
+//!
+//! Environment variables (read by [`WorldConfig::from_env`] and by SPMD init):
+//!
+//! | variable | values | default |
+//! | --- | --- | --- |
+//! | `NIIN_TRANSPORT` | `mock`, `nccl`, `auto` | `auto` |
+//! | `NVSHMEM_SYMMETRIC_SIZE` | bytes, or K/M/G/T (powers of 1024) | 256 MiB |
+//! | `NIIN_TIMEOUT` | seconds a wait or barrier may take before it is an error | 60 |
+//! | `NIIN_CHECK_SYMMETRY` | `0`/`1`: compare allocation fingerprints across PEs at every collective allocation | `1` in debug builds, `0` in release |
+//! | `NIIN_MOCK_NODE_SIZE` | PEs per simulated node in the mock (PEs of one node are LSA peers) | all PEs on one node |
+//!
+//! A malformed value is an error that names the variable and the value; nothing falls
+//! back to a default silently.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Which transport moves the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportKind {
+    /// Host memory on the CPU: N PEs as threads or processes (`NIIN_TRANSPORT=mock`).
+    Mock,
+    /// NCCL on GPUs (`NIIN_TRANSPORT=nccl`).
+    Nccl,
+    /// NCCL when a CUDA driver and NCCL are found, else an error that suggests `mock`.
+    Auto,
+}
+
+impl TransportKind {
+    /// The variable that selects the transport.
+    pub const VAR: &'static str = "NIIN_TRANSPORT";
+
+    /// Parses a `NIIN_TRANSPORT` value; `None` (unset) is `Auto`.
+    pub fn parse(value: Option<&str>) -> Result<TransportKind> {
+        match value.map(str::trim) {
+            None | Some("auto") => Ok(TransportKind::Auto),
+            Some("mock") => Ok(TransportKind::Mock),
+            Some("nccl") => Ok(TransportKind::Nccl),
+            Some(other) => Err(Error::Config(format!(
+                "{}={other:?} is not a transport: expected mock, nccl or auto",
+                Self::VAR
+            ))),
+        }
+    }
+}
+
+/// Configuration of a world. Build it with [`WorldConfig::default`] (for in-process
+/// worlds and tests) or [`WorldConfig::from_env`] (what SPMD init uses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorldConfig {
+    /// The transport to use.
+    pub transport: TransportKind,
+    /// Bytes of symmetric heap per PE.
+    pub heap_size: u64,
+    /// How long a wait or barrier may take before it fails with a timeout error.
+    pub timeout: Duration,
+    /// Compare allocation fingerprints across PEs at every collective allocation and
+    /// free, so an asymmetric (non-collective) use fails at the call that caused it.
+    pub check_symmetry: bool,
+    /// Mock only: PEs per simulated node (PEs of one node are LSA peers). `None`: one node.
+    pub mock_node_size: Option<usize>,
+}
+
+impl Default for WorldConfig {
+    /// Mock transport, 16 MiB heaps, 60 s timeout, symmetry checks in debug builds.
+    fn default() -> Self {
+        WorldConfig {
+            transport: TransportKind::Mock,
+            heap_size: 16 << 20,
+            timeout: Duration::from_secs(60),
+            check_symmetry: cfg!(debug_assertions),
+            mock_node_size: None,
+        }
+    }
+}
+
+/// Names of the environment variables [`WorldConfig::from_env`] reads.
+pub mod vars {
+    /// Seconds a wait or barrier may take.
+    pub const TIMEOUT: &str = "NIIN_TIMEOUT";
+    /// Fingerprint comparison at collective allocations.
+    pub const CHECK_SYMMETRY: &str = "NIIN_CHECK_SYMMETRY";
+    /// PEs per simulated node (mock).
+    pub const MOCK_NODE_SIZE: &str = "NIIN_MOCK_NODE_SIZE";
+}
+
+impl WorldConfig {
+    /// Reads the configuration from the process environment (see the module docs).
+    pub fn from_env() -> Result<WorldConfig> {
+        let var = |name: &str| std::env::var(name).ok();
+        Self::from_lookup(var)
+    }
+
+    /// As [`WorldConfig::from_env`], reading variables through `lookup` (for tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<WorldConfig> {
+        let defaults = WorldConfig::default();
+        let transport = TransportKind::parse(lookup(TransportKind::VAR).as_deref())?;
+        let heap_size = match lookup(niin_heap::SYMMETRIC_SIZE_VAR) {
+            None => niin_heap::DEFAULT_SYMMETRIC_SIZE,
+            Some(v) => niin_heap::parse_symmetric_size(&v)?,
+        };
+        let timeout = match lookup(vars::TIMEOUT) {
+            None => defaults.timeout,
+            Some(v) => parse_seconds(vars::TIMEOUT, &v)?,
+        };
+        let check_symmetry = match lookup(vars::CHECK_SYMMETRY) {
+            None => defaults.check_symmetry,
+            Some(v) => parse_bool(vars::CHECK_SYMMETRY, &v)?,
+        };
+        let mock_node_size = match lookup(vars::MOCK_NODE_SIZE) {
+            None => None,
+            Some(v) => Some(parse_count(vars::MOCK_NODE_SIZE, &v)?),
+        };
+        Ok(WorldConfig {
+            transport,
+            heap_size,
+            timeout,
+            check_symmetry,
+            mock_node_size,
+        })
+    }
+}
+
+/// Parses a positive number of seconds (fractions allowed).
+fn parse_seconds(var: &str, value: &str) -> Result<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "{var}={value:?} is not a positive number of seconds"
+            ))
+        })
+}
+
+/// Parses `0`/`1`/`true`/`false`/`yes`/`no`/`on`/`off`.
+fn parse_bool(var: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Error::Config(format!(
+            "{var}={value:?} is not a boolean: expected 0 or 1"
+        ))),
+    }
+}
+
+/// Parses a count of at least 1.
+fn parse_count(var: &str, value: &str) -> Result<usize> {
+    value
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| Error::Config(format!("{var}={value:?} is not a count of at least 1")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<WorldConfig> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        WorldConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn empty_environment_gives_auto_and_nvshmem_default_heap() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.transport, TransportKind::Auto);
+        assert_eq!(c.heap_size, 256 << 20);
+        assert_eq!(c.timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn each_variable_is_read() {
+        let c = cfg(&[
+            ("NIIN_TRANSPORT", "mock"),
+            ("NVSHMEM_SYMMETRIC_SIZE", "64M"),
+            ("NIIN_TIMEOUT", "2.5"),
+            ("NIIN_CHECK_SYMMETRY", "1"),
+            ("NIIN_MOCK_NODE_SIZE", "2"),
+        ])
+        .unwrap();
+        assert_eq!(c.transport, TransportKind::Mock);
+        assert_eq!(c.heap_size, 64 << 20);
+        assert_eq!(c.timeout, Duration::from_millis(2500));
+        assert!(c.check_symmetry);
+        assert_eq!(c.mock_node_size, Some(2));
+    }
+
+    #[test]
+    fn bad_values_name_variable_and_value() {
+        for (var, value) in [
+            ("NIIN_TRANSPORT", "gpu"),
+            ("NIIN_TIMEOUT", "-1"),
+            ("NIIN_TIMEOUT", "soon"),
+            ("NIIN_CHECK_SYMMETRY", "maybe"),
+            ("NIIN_MOCK_NODE_SIZE", "0"),
+            ("NVSHMEM_SYMMETRIC_SIZE", "12Q"),
+        ] {
+            let msg = cfg(&[(var, value)]).unwrap_err().to_string();
+            assert!(msg.contains(var), "{msg} names {var}");
+            assert!(msg.contains(value), "{msg} names {value}");
+        }
+    }
+}

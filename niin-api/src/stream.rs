@@ -1,0 +1,230 @@
+//! [`Stream`]: NVSHMEM's `*_on_stream` operations, ordered on an asynchronous in-order
+//! queue (a CUDA stream on a GPU, a worker thread on the mock).
+//!
+//! A call enqueues and returns; the operation runs after everything enqueued before it
+//! on the same stream. Arguments are checked when the call is made; failures while the
+//! stream runs (a wait that times out) are reported by [`Stream::synchronize`].
+//!
+//! Local buffers of stream operations are symmetric views of this PE's own heap: heap
+//! memory stays valid until the world is finalized, which synchronizes every stream
+//! first, so no borrow has to outlive the call. (Freeing a buffer while a stream still
+//! uses it is a logic error NVSHMEM does not catch either; the bytes stay inside the
+//! heap.) Raw-pointer forms are the `unsafe` methods of `niin_transport::Transport`.
+
+use niin_teams::TeamId;
+use niin_transport::{Cmp, Order, SignalOp, StreamHandle, SymAddr, Transport};
+
+use crate::buffer::SymSlice;
+use crate::error::{Error, Result};
+use crate::ordered::Local;
+use crate::types::{RmaType, WaitType};
+use crate::world::World;
+
+/// A stream of this PE (see the module docs). Destroyed (after draining) on drop.
+#[derive(Debug)]
+pub struct Stream<'w> {
+    world: &'w World,
+    handle: StreamHandle,
+}
+
+impl World {
+    /// Creates a stream for `*_on_stream` operations.
+    pub fn stream(&self) -> Result<Stream<'_>> {
+        self.check_live()?;
+        let handle = self.transport_result(self.inner.transport.stream_create())?;
+        Ok(Stream {
+            world: self,
+            handle,
+        })
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        if self.world.check_live().is_ok() {
+            let _ = self.world.inner.transport.stream_destroy(self.handle);
+        }
+    }
+}
+
+impl Stream<'_> {
+    /// The transport's handle of this stream.
+    pub fn handle(&self) -> StreamHandle {
+        self.handle
+    }
+
+    fn order(&self) -> Order {
+        Order::Stream(self.handle)
+    }
+
+    /// This PE's own heap memory behind `sym`, as the local operand of a stream
+    /// operation.
+    fn local<T: RmaType>(&self, sym: &SymSlice<T>) -> Result<Local<T>> {
+        let w = self.world;
+        w.check_live()?;
+        w.check_sym(sym)?;
+        let p = w.inner.transport.peer_ptr(w.my_pe(), SymAddr(sym.offset));
+        if p.is_null() {
+            return Err(Error::BadArgument {
+                pe: w.my_pe(),
+                op: "stream operation",
+                what: format!(
+                    "heap offset {:#x} of this PE has no local address",
+                    sym.offset
+                ),
+            });
+        }
+        Ok(Local {
+            ptr: p.cast_const().cast(),
+            len: sym.len(),
+        })
+    }
+
+    /// Waits until everything enqueued so far has run; returns the first failure.
+    pub fn synchronize(&self) -> Result<()> {
+        self.world
+            .transport_result(self.world.inner.transport.stream_synchronize(self.handle))
+    }
+
+    /// Enqueues a put of this PE's `src` into `dst` on `pe` (`nvshmemx_<T>_put_on_stream`).
+    pub fn put<T: RmaType>(&self, dst: SymSlice<T>, src: SymSlice<T>, pe: usize) -> Result<()> {
+        let src = self.local(&src)?;
+        // SAFETY: `src` lies in this PE's heap, which outlives the stream (finalize drains
+        // the streams before it releases the heap).
+        unsafe { self.world.put_in(self.order(), dst, src, pe) }
+    }
+
+    /// Enqueues a get of `src` on `pe` into this PE's `dst` (`nvshmemx_<T>_get_on_stream`).
+    pub fn get<T: RmaType>(&self, dst: SymSlice<T>, src: SymSlice<T>, pe: usize) -> Result<()> {
+        let dst = self.local(&dst)?;
+        // SAFETY: as in `put`.
+        unsafe { self.world.get_in(self.order(), dst, src, pe) }
+    }
+
+    /// Enqueues a strided put (`nvshmemx_<T>_iput_on_stream`).
+    pub fn iput<T: RmaType>(
+        &self,
+        dst: SymSlice<T>,
+        dst_stride: usize,
+        src: SymSlice<T>,
+        src_stride: usize,
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        let src = self.local(&src)?;
+        // SAFETY: as in `put`.
+        unsafe {
+            self.world.iput_in(
+                self.order(),
+                (dst, dst_stride),
+                (src, src_stride),
+                nelems,
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a strided get (`nvshmemx_<T>_iget_on_stream`).
+    pub fn iget<T: RmaType>(
+        &self,
+        dst: SymSlice<T>,
+        dst_stride: usize,
+        src: SymSlice<T>,
+        src_stride: usize,
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        let dst = self.local(&dst)?;
+        // SAFETY: as in `put`.
+        unsafe {
+            self.world.iget_in(
+                self.order(),
+                (dst, dst_stride),
+                (src, src_stride),
+                nelems,
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a scalar put (`nvshmemx_<T>_p_on_stream`); the value is captured now.
+    pub fn p<T: RmaType>(&self, dst: SymSlice<T>, value: T, pe: usize) -> Result<()> {
+        self.world.p_in(self.order(), dst, value, pe)
+    }
+
+    /// Reads one element after the stream's earlier work (`nvshmemx_<T>_g_on_stream`):
+    /// synchronous, as NVSHMEM's.
+    pub fn g<T: RmaType>(&self, src: SymSlice<T>, pe: usize) -> Result<T> {
+        self.world.g_in(self.order(), src, pe)
+    }
+
+    /// Enqueues a put with signal (`nvshmemx_<T>_put_signal_on_stream`).
+    pub fn put_signal<T: RmaType>(
+        &self,
+        dst: SymSlice<T>,
+        src: SymSlice<T>,
+        sig: SymSlice<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: usize,
+    ) -> Result<()> {
+        let src = self.local(&src)?;
+        // SAFETY: as in `put`.
+        unsafe {
+            self.world
+                .put_signal_in(self.order(), (dst, src), (sig, value, op), pe)
+        }
+    }
+
+    /// Enqueues a signal update (`nvshmemx_signal_op_on_stream`).
+    pub fn signal_op(&self, sig: SymSlice<u64>, value: u64, op: SignalOp, pe: usize) -> Result<()> {
+        self.world.signal_op_in(self.order(), sig, value, op, pe)
+    }
+
+    /// Enqueues a wait on this PE's `ivar` (`nvshmemx_<T>_wait_until_on_stream`): later
+    /// operations of the stream run only once `ivar <cmp> value` holds.
+    pub fn wait_until<T: WaitType>(&self, ivar: SymSlice<T>, cmp: Cmp, value: T) -> Result<()> {
+        self.world.wait_until_in(self.order(), ivar, cmp, value)
+    }
+
+    /// Enqueues `wait_until_all` (`nvshmemx_<T>_wait_until_all_on_stream`); `status` is
+    /// copied now.
+    pub fn wait_until_all<T: WaitType>(
+        &self,
+        ivars: SymSlice<T>,
+        status: Option<&[i32]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<()> {
+        self.world
+            .wait_until_all_in(self.order(), ivars, status, cmp, value)
+    }
+
+    /// Enqueues `wait_until_all_vector` (`nvshmemx_<T>_wait_until_all_vector_on_stream`);
+    /// `status` and `values` are copied now.
+    pub fn wait_until_all_vector<T: WaitType>(
+        &self,
+        ivars: SymSlice<T>,
+        status: Option<&[i32]>,
+        cmp: Cmp,
+        values: &[T],
+    ) -> Result<()> {
+        self.world
+            .wait_until_all_vector_in(self.order(), ivars, status, cmp, values)
+    }
+
+    /// Enqueues a barrier over `team` (`nvshmemx_barrier_on_stream`).
+    pub fn barrier(&self, team: TeamId) -> Result<()> {
+        self.world.barrier_in(self.order(), team)
+    }
+
+    /// Enqueues a barrier over all PEs (`nvshmemx_barrier_all_on_stream`).
+    pub fn barrier_all(&self) -> Result<()> {
+        self.barrier(TeamId::WORLD)
+    }
+
+    /// Enqueues a quiet (`nvshmemx_quiet_on_stream`).
+    pub fn quiet(&self) -> Result<()> {
+        self.world.quiet_in(self.order())
+    }
+}

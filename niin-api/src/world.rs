@@ -1,0 +1,514 @@
+//! [`World`]: one PE's handle on a world of PEs — init, queries, the symmetric heap,
+//! synchronization and finalize. RMA, atomics, signals and waits are in `rma`, teams in
+//! `team`, streams in `stream`: all are methods of `World`.
+//!
+//! A `World` holds no global state: a process may hold several worlds (an in-process
+//! world of N PEs is N `World`s, one per thread), and one `World` is `Send + Sync` and
+//! cheap to clone (all clones are the same PE).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use niin_heap::{Block, Fingerprint, HeapStats, SymmetricHeap};
+use niin_teams::{TeamId, TeamTable, WorldLayout};
+use niin_transport::mock::{MockConfig, MockTransport, MockWorld};
+use niin_transport::{Order, Routed, SymAddr, TeamSync, Transport, TransportError};
+
+use crate::buffer::{SymBuffer, SymSlice};
+use crate::config::{TransportKind, WorldConfig};
+use crate::error::{Error, Result};
+use crate::types::RmaType;
+
+/// Bytes of the world's system area, allocated first in every PE's heap at init (so at
+/// the same offset everywhere): the exchange slots of the collectives niin-api runs
+/// itself (fingerprint comparison, team-handle agreement).
+pub(crate) const SYS_BYTES: u64 = 1024;
+/// Offset in the system area of this PE's published allocation fingerprint (16 bytes).
+pub(crate) const SYS_FINGERPRINT: u64 = 0;
+/// Offset in the system area of this PE's published free team slots (`SLOT_WORDS` words).
+pub(crate) const SYS_SLOTS: u64 = 256;
+/// Words of team-slot bitmap exchanged per round (64 words: 4096 handles).
+pub(crate) const SLOT_WORDS: usize = 64;
+
+static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One PE's handle on a world. See the module docs.
+#[derive(Clone)]
+pub struct World {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) id: u64,
+    pub(crate) pe: usize,
+    pub(crate) n_pes: usize,
+    pub(crate) transport: Routed,
+    pub(crate) heap: Mutex<SymmetricHeap>,
+    pub(crate) teams: Mutex<TeamTable>,
+    pub(crate) sys: u64,
+    pub(crate) config: WorldConfig,
+    pub(crate) finalized: AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if !self.finalized.load(Ordering::Acquire) {
+            // Not collective: releases this PE's resources without a barrier.
+            let _ = self.transport.finalize();
+        }
+    }
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("id", &self.inner.id)
+            .field("pe", &self.inner.pe)
+            .field("n_pes", &self.inner.n_pes)
+            .finish_non_exhaustive()
+    }
+}
+
+fn mock_config(config: &WorldConfig) -> MockConfig {
+    MockConfig {
+        heap_size: config.heap_size,
+        node_size: config.mock_node_size.unwrap_or(usize::MAX),
+        timeout: config.timeout,
+        ..MockConfig::default()
+    }
+}
+
+impl World {
+    /// Creates an in-process world of `n_pes` PEs on the mock transport: one `World` per
+    /// PE, to be moved into one thread each. [`crate::run_in_process`] does the threads.
+    pub fn in_process(n_pes: usize, config: &WorldConfig) -> Result<Vec<World>> {
+        if config.transport != TransportKind::Mock {
+            return Err(Error::TransportUnavailable(format!(
+                "an in-process world of several PEs needs the mock transport, not {:?}",
+                config.transport
+            )));
+        }
+        let id = NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed);
+        let transports = MockWorld::new(n_pes, mock_config(config))
+            .map_err(|source| Error::Transport { pe: 0, source })?;
+        transports
+            .into_iter()
+            .enumerate()
+            .map(|(pe, t)| World::assemble(id, pe, n_pes, Routed::cpu(t), config))
+            .collect()
+    }
+
+    /// Joins the world of a multi-process job on the mock transport: this process is PE
+    /// `pe` of `n_pes`, and every PE of the job passes the same `job_id`.
+    pub fn attach_mock(
+        job_id: &str,
+        pe: usize,
+        n_pes: usize,
+        config: &WorldConfig,
+    ) -> Result<World> {
+        let t = MockTransport::attach(job_id, pe, n_pes, mock_config(config))
+            .map_err(|source| Error::Transport { pe, source })?;
+        // Worlds of one job share an id derived from the job id, so buffers compare equal;
+        // the top bit keeps it apart from the counter of in-process worlds.
+        let id = niin_transport::mock::job_hash(job_id) | (1 << 63);
+        World::assemble(id, pe, n_pes, Routed::cpu(t), config)
+    }
+
+    /// Builds the handle of PE `pe` and makes the system-area allocation (local and
+    /// deterministic: the same offset on every PE without any communication).
+    fn assemble(
+        id: u64,
+        pe: usize,
+        n_pes: usize,
+        transport: Routed,
+        config: &WorldConfig,
+    ) -> Result<World> {
+        let mut heap =
+            SymmetricHeap::new(config.heap_size).map_err(|source| Error::Heap { pe, source })?;
+        let sys = heap
+            .malloc(SYS_BYTES)
+            .map_err(|source| Error::Heap { pe, source })?
+            .map(|b| b.offset)
+            .expect("a non-zero size allocates");
+        let node_size = config.mock_node_size.unwrap_or(n_pes).min(n_pes);
+        let layout = WorldLayout::new(to_i32(n_pes), to_i32(pe), to_i32(node_size))
+            .map_err(|source| Error::Team { pe, source })?;
+        Ok(World {
+            inner: Arc::new(Inner {
+                id,
+                pe,
+                n_pes,
+                transport,
+                heap: Mutex::new(heap),
+                teams: Mutex::new(TeamTable::new(layout)),
+                sys,
+                config: config.clone(),
+                finalized: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// This PE's number (`nvshmem_my_pe`).
+    pub fn my_pe(&self) -> usize {
+        self.inner.pe
+    }
+
+    /// Number of PEs (`nvshmem_n_pes`).
+    pub fn n_pes(&self) -> usize {
+        self.inner.n_pes
+    }
+
+    /// The configuration the world was made with.
+    pub fn config(&self) -> &WorldConfig {
+        &self.inner.config
+    }
+
+    /// The world's identity: buffers of one world are refused by another.
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// Usage figures of this PE's symmetric heap (the system area counts as used).
+    pub fn heap_stats(&self) -> HeapStats {
+        self.heap().stats()
+    }
+
+    /// The fingerprint of this PE's allocation history: equal on every PE of a world
+    /// that allocates symmetrically.
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.heap().fingerprint()
+    }
+
+    /// Whether `pe` is load/store reachable from this PE (an LSA peer).
+    pub fn is_lsa_peer(&self, pe: usize) -> Result<bool> {
+        self.check_pe(pe)?;
+        Ok(self.inner.transport.is_lsa_peer(pe))
+    }
+
+    /// The address at which this process can load and store `sym` on `pe`
+    /// (`nvshmem_ptr`), or null when `pe` is not an LSA peer. On a GPU transport it is a
+    /// device pointer.
+    pub fn ptr<T: RmaType>(&self, sym: SymSlice<T>, pe: usize) -> Result<*mut T> {
+        self.check_live()?;
+        self.check_pe(pe)?;
+        self.check_sym(&sym)?;
+        Ok(self
+            .inner
+            .transport
+            .peer_ptr(pe, SymAddr(sym.offset))
+            .cast())
+    }
+
+    // ---- symmetric heap ------------------------------------------------------------
+
+    /// Collectively allocates `len` elements of `T` (`nvshmem_malloc`): every PE calls it
+    /// in the same order with the same length and gets the same offset. Includes a barrier
+    /// over all PEs, as NVSHMEM's does. `len` 0 gives an empty buffer (no allocation).
+    pub fn malloc<T: RmaType>(&self, len: usize) -> Result<SymBuffer<T>> {
+        let bytes = self.elements_to_bytes::<T>("malloc", len)?;
+        self.collective_alloc(len, |h| h.malloc(bytes))
+    }
+
+    /// As [`World::malloc`], with the memory zeroed (`nvshmem_calloc`). Each PE zeroes
+    /// its part before the barrier, so no PE's later put can be overwritten by the zeroing.
+    pub fn calloc<T: RmaType>(&self, len: usize) -> Result<SymBuffer<T>> {
+        self.elements_to_bytes::<T>("calloc", len)?;
+        self.collective_alloc_then(
+            len,
+            |h| h.calloc(len as u64, size_of::<T>() as u64),
+            |block| {
+                self.transport_result(self.inner.transport.memset_local(
+                    SymAddr(block.offset),
+                    0,
+                    block.len as usize,
+                ))
+            },
+        )
+    }
+
+    /// As [`World::malloc`], with the first element aligned to `alignment` bytes, a power
+    /// of two (`nvshmem_align`).
+    pub fn align<T: RmaType>(&self, alignment: usize, len: usize) -> Result<SymBuffer<T>> {
+        let bytes = self.elements_to_bytes::<T>("align", len)?;
+        self.collective_alloc(len, |h| h.align(alignment as u64, bytes))
+    }
+
+    /// Collectively frees a buffer (`nvshmem_free`): every PE frees the same buffer at the
+    /// same point. Includes a barrier over all PEs.
+    pub fn free<T: RmaType>(&self, buf: SymBuffer<T>) -> Result<()> {
+        self.check_live()?;
+        self.check_world(buf.slice.world)?;
+        let result = if buf.is_empty() && buf.offset() == 0 {
+            Ok(())
+        } else {
+            self.heap()
+                .free(buf.offset())
+                .map(drop)
+                .map_err(|source| Error::Heap {
+                    pe: self.inner.pe,
+                    source,
+                })
+        };
+        self.after_collective_alloc(result)
+    }
+
+    fn elements_to_bytes<T: RmaType>(&self, op: &'static str, len: usize) -> Result<u64> {
+        (len as u64)
+            .checked_mul(size_of::<T>() as u64)
+            .ok_or_else(|| Error::BadArgument {
+                pe: self.inner.pe,
+                op,
+                what: format!("{len} elements of {} bytes overflow", size_of::<T>()),
+            })
+    }
+
+    fn collective_alloc<T: RmaType>(
+        &self,
+        len: usize,
+        alloc: impl FnOnce(
+            &mut SymmetricHeap,
+        ) -> std::result::Result<Option<Block>, niin_heap::HeapError>,
+    ) -> Result<SymBuffer<T>> {
+        self.collective_alloc_then(len, alloc, |_| Ok(()))
+    }
+
+    /// Allocates on this PE, runs `prepare` on the new block (zeroing, for calloc), then
+    /// runs the collective tail (symmetry check, barrier).
+    fn collective_alloc_then<T: RmaType>(
+        &self,
+        len: usize,
+        alloc: impl FnOnce(
+            &mut SymmetricHeap,
+        ) -> std::result::Result<Option<Block>, niin_heap::HeapError>,
+        prepare: impl FnOnce(Block) -> Result<()>,
+    ) -> Result<SymBuffer<T>> {
+        self.check_live()?;
+        let block = alloc(&mut self.heap())
+            .map_err(|source| Error::Heap {
+                pe: self.inner.pe,
+                source,
+            })
+            .and_then(|b| match b {
+                Some(b) => prepare(b).map(|()| Some(b)),
+                None => Ok(None),
+            });
+        // Offset 0 is the system area, so it never names a user buffer: an empty buffer
+        // (size 0, NVSHMEM's null) uses it as its "null" offset.
+        let block = self.after_collective_alloc(block)?;
+        let offset = block.map_or(0, |b| b.offset);
+        let len = if block.is_some() { len } else { 0 };
+        Ok(SymBuffer {
+            slice: SymSlice::new(self.inner.id, offset, len),
+        })
+    }
+
+    /// The collective tail of malloc/free: the symmetry check (when on) and the barrier,
+    /// run whether or not this PE's heap call failed, so the other PEs never hang on it.
+    fn after_collective_alloc<R>(&self, local: Result<R>) -> Result<R> {
+        let check = if self.inner.config.check_symmetry {
+            self.check_symmetry()
+        } else {
+            Ok(())
+        };
+        let barrier = self.barrier_all();
+        let value = local?;
+        check?;
+        barrier?;
+        Ok(value)
+    }
+
+    /// Compares this PE's allocation fingerprint with every other PE's (a collective over
+    /// all PEs). [`WorldConfig::check_symmetry`] runs it at every malloc and free.
+    pub fn check_symmetry(&self) -> Result<()> {
+        self.check_live()?;
+        let mine = self.fingerprint();
+        let words = [mine.hash, mine.ops];
+        let slot = SymAddr(self.inner.sys + SYS_FINGERPRINT);
+        let me = self.inner.pe;
+        // SAFETY: `words` is a live local array of 16 bytes and Order::Now completes the
+        // copy before the call returns.
+        self.transport_result(unsafe {
+            self.inner
+                .transport
+                .put(Order::Now, me, slot, words.as_ptr().cast(), 16)
+        })?;
+        self.barrier_all()?;
+        let mut mismatch = None;
+        for pe in 0..self.inner.n_pes {
+            let mut theirs = [0u64; 2];
+            // SAFETY: `theirs` is a live local array of 16 bytes, written only by this
+            // call, which completes before it returns (Order::Now).
+            self.transport_result(unsafe {
+                self.inner
+                    .transport
+                    .get(Order::Now, pe, theirs.as_mut_ptr().cast(), slot, 16)
+            })?;
+            let theirs = Fingerprint {
+                hash: theirs[0],
+                ops: theirs[1],
+            };
+            if theirs != mine && mismatch.is_none() {
+                mismatch = Some((pe, theirs));
+            }
+        }
+        // Nobody may overwrite its slot before every PE has read it.
+        self.barrier_all()?;
+        match mismatch {
+            None => Ok(()),
+            Some((other, theirs)) => Err(Error::Asymmetric {
+                pe: me,
+                other,
+                mine,
+                theirs,
+            }),
+        }
+    }
+
+    // ---- synchronization -------------------------------------------------------------
+
+    /// Completes this PE's earlier operations, then waits for every PE
+    /// (`nvshmem_barrier_all`).
+    pub fn barrier_all(&self) -> Result<()> {
+        self.barrier(TeamId::WORLD)
+    }
+
+    /// Waits for every PE (`nvshmem_sync_all`). niin-rs completes earlier operations here
+    /// too (a barrier is a valid, stronger sync).
+    pub fn sync_all(&self) -> Result<()> {
+        self.barrier(TeamId::WORLD)
+    }
+
+    /// Completes this PE's earlier operations, then waits for every PE of `team`
+    /// (`nvshmem_barrier`); this PE must be a member.
+    pub fn barrier(&self, team: TeamId) -> Result<()> {
+        self.barrier_in(Order::Now, team)
+    }
+
+    /// Orders this PE's earlier puts, AMOs and signals to each PE before later ones
+    /// (`nvshmem_fence`).
+    pub fn fence(&self) -> Result<()> {
+        self.check_live()?;
+        self.transport_result(self.inner.transport.fence(Order::Now))
+    }
+
+    /// Completes this PE's earlier puts, AMOs and signals (`nvshmem_quiet`).
+    pub fn quiet(&self) -> Result<()> {
+        self.quiet_in(Order::Now)
+    }
+
+    /// Ends this PE's part in the world (`nvshmem_finalize`, collective): a barrier, then
+    /// the transport's resources are released. Every later call on any clone of this
+    /// handle fails with [`Error::Finalized`]; a second finalize does too.
+    pub fn finalize(&self) -> Result<()> {
+        self.check_live()?;
+        let barrier = self.barrier_all();
+        self.inner.finalized.store(true, Ordering::Release);
+        let released = self.transport_result(self.inner.transport.finalize());
+        barrier?;
+        released
+    }
+
+    // ---- shared checks -------------------------------------------------------------
+
+    pub(crate) fn heap(&self) -> MutexGuard<'_, SymmetricHeap> {
+        // A poisoned lock means a panic mid-update on this PE; the heap's own operations
+        // do not panic, so its state is still consistent.
+        self.inner.heap.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn teams(&self) -> MutexGuard<'_, TeamTable> {
+        self.inner.teams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn check_live(&self) -> Result<()> {
+        if self.inner.finalized.load(Ordering::Acquire) {
+            Err(Error::Finalized { pe: self.inner.pe })
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn check_pe(&self, pe: usize) -> Result<()> {
+        if pe < self.inner.n_pes {
+            Ok(())
+        } else {
+            Err(Error::PeOutOfRange {
+                pe: self.inner.pe,
+                target: pe as i64,
+                n_pes: self.inner.n_pes,
+            })
+        }
+    }
+
+    fn check_world(&self, world: u64) -> Result<()> {
+        if world == self.inner.id {
+            Ok(())
+        } else {
+            Err(Error::ForeignBuffer {
+                pe: self.inner.pe,
+                buffer_world: world,
+                world: self.inner.id,
+            })
+        }
+    }
+
+    /// Checks that `sym` belongs to this world and lies inside one live allocation.
+    pub(crate) fn check_sym<T: RmaType>(&self, sym: &SymSlice<T>) -> Result<()> {
+        self.check_world(sym.world)?;
+        let len = sym.byte_len();
+        let bad = || Error::NotSymmetric {
+            pe: self.inner.pe,
+            offset: sym.offset,
+            len,
+        };
+        let block = self.heap().find(sym.offset).ok_or_else(bad)?;
+        // The system area is internal: user views of it are refused.
+        if block.offset == self.inner.sys {
+            return Err(bad());
+        }
+        let end = sym.offset.checked_add(len).ok_or_else(bad)?;
+        if end <= block.offset + block.len {
+            Ok(())
+        } else {
+            Err(bad())
+        }
+    }
+
+    /// The barrier description of `team`, checking that this PE is a member.
+    pub(crate) fn team_sync(&self, team: TeamId) -> Result<TeamSync> {
+        let pe = self.inner.pe;
+        let teams = self.teams();
+        let members = teams
+            .members(team)
+            .map_err(|source| Error::Team { pe, source })?;
+        if teams.team_my_pe(team) < 0 {
+            return Err(Error::Team {
+                pe,
+                source: niin_teams::TeamError::NotAMember {
+                    team,
+                    pe: to_i32(pe),
+                },
+            });
+        }
+        Ok(TeamSync {
+            team: team.0,
+            start: members.start as usize,
+            stride: members.stride.max(1) as usize,
+            size: members.size as usize,
+        })
+    }
+
+    pub(crate) fn transport_result<R>(
+        &self,
+        r: std::result::Result<R, TransportError>,
+    ) -> Result<R> {
+        r.map_err(|source| Error::Transport {
+            pe: self.inner.pe,
+            source,
+        })
+    }
+}
+
+pub(crate) fn to_i32(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
