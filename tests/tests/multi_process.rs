@@ -1,0 +1,134 @@
+//! The host-API conformance checks as real multi-process jobs on the mock transport: one
+//! process per PE, started by niinrun's launcher (the library the `niinrun` binary is a
+//! thin layer over), and once through the `niinrun` binary itself.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use niin_api::launch::{self, CleanupHook, LaunchSpec, OutputMode};
+
+const WORKER: &str = env!("CARGO_BIN_EXE_check_worker");
+
+fn spec(n_pes: usize, args: &[&str]) -> LaunchSpec {
+    let mut spec = LaunchSpec::new(n_pes, WORKER);
+    spec.args = args.iter().map(Into::into).collect();
+    spec.timeout = Some(Duration::from_secs(120));
+    spec.output = OutputMode::Capture;
+    spec.extra_env = vec![
+        ("NIIN_TRANSPORT".into(), "mock".into()),
+        ("NIIN_TIMEOUT".into(), "60".into()),
+    ];
+    spec.cleanup.push(CleanupHook::mock_transport());
+    spec
+}
+
+fn run_ok(n_pes: usize, args: &[&str]) -> String {
+    let outcome = launch::run(&spec(n_pes, args)).expect("the launcher starts the job");
+    let mut text = String::new();
+    for (pe, r) in outcome.pes.iter().enumerate() {
+        text += &format!(
+            "--- PE {pe}: {}\n{}{}",
+            r.status,
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    assert!(
+        outcome.success(),
+        "job failed: {:?}\n{text}",
+        outcome.message()
+    );
+    // No PE left the job's shared-memory file behind.
+    for path in launch::mock_transport_paths(&outcome.job.job_id) {
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+    text
+}
+
+#[test]
+fn every_check_passes_with_four_processes() {
+    let out = run_ok(4, &[]);
+    for (name, _) in niin_tests::checks::CHECKS {
+        assert!(
+            out.contains(&format!("{name} ok")),
+            "{name} did not report ok:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn checks_pass_with_two_and_three_processes() {
+    run_ok(
+        2,
+        &[
+            "rma_every_type",
+            "atomic_contention",
+            "barrier_repeated",
+            "stream_orders_put_after_wait",
+        ],
+    );
+    run_ok(
+        3,
+        &[
+            "all_to_all_put",
+            "teams_split_translate_barrier",
+            "heap_symmetric",
+        ],
+    );
+}
+
+#[test]
+fn a_failing_pe_fails_the_job_and_the_others_are_stopped() {
+    // An unknown check name makes every PE exit 2 before joining the world.
+    let outcome = launch::run(&spec(2, &["no_such_check"])).unwrap();
+    assert_eq!(outcome.exit_code(), 2);
+    assert!(String::from_utf8_lossy(&outcome.pes[0].stderr).contains("no check named"));
+}
+
+/// The `niinrun` binary, built by cargo beside this test's executable; built on demand
+/// when this package's tests run alone.
+fn niinrun() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
+    let path = dir.join("niinrun");
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "niin-api", "--bin", "niinrun"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building niinrun failed");
+    }
+    assert!(path.exists(), "niinrun not found at {}", path.display());
+    path
+}
+
+#[test]
+fn niinrun_binary_runs_the_checks_with_four_pes() {
+    let out = Command::new(niinrun())
+        .args([
+            "-n",
+            "4",
+            "--timeout",
+            "120",
+            WORKER,
+            "ring_put",
+            "signal_ping_pong",
+            "atomic_contention",
+        ])
+        .env("NIIN_TRANSPORT", "mock")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "niinrun failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["ring_put", "signal_ping_pong", "atomic_contention"] {
+        assert!(
+            stdout.contains(&format!("[pe 0] {name} ok")),
+            "{name}:\n{stdout}"
+        );
+    }
+}
