@@ -108,6 +108,12 @@ pub enum TransportError {
         /// The OS's message.
         cause: String,
     },
+    /// The CUDA driver or NCCL failed (the message names the call and its error).
+    #[error("GPU: {what}")]
+    Gpu {
+        /// The failing call and its error, as the CUDA or NCCL layer reports it.
+        what: String,
+    },
     /// The transport was used after `finalize`.
     #[error("the transport of PE {pe} is finalized")]
     Finalized {

@@ -10,8 +10,12 @@
 //! process or as processes sharing a mapping). The NCCL LSA and GIN transports arrive
 //! with the "On the GPU, host side" issue.
 
+pub mod cuda;
 pub mod error;
+pub mod gin;
+pub mod lsa;
 pub mod mock;
+pub mod nccl;
 pub mod ops;
 pub mod probe;
 pub mod router;
@@ -32,7 +36,14 @@ pub use transport::Transport;
 /// variants arrive with the "On the GPU, host side" issue.
 #[enum_dispatch(Transport)]
 #[derive(Debug)]
+// A world holds one or two of these for its whole life; boxing the larger variants would
+// add an indirection to every operation to save a few hundred bytes once.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyTransport {
     /// Host memory: N PEs as threads of one process or processes sharing a mapping.
     Mock(MockTransport),
+    /// GPU heaps of LSA peers, through an NCCL window and the CUDA driver.
+    Lsa(lsa::LsaTransport),
+    /// Heaps of non-LSA PEs (other nodes), through NCCL's host RMA.
+    Gin(gin::GinTransport),
 }

@@ -157,6 +157,14 @@ pub struct Routed {
     router: Router,
 }
 
+impl Drop for Routed {
+    /// Drops the implementations in reverse order: the secondary ones (GIN) hold
+    /// resources the primary (LSA) owns — the heap's window — and must let go first.
+    fn drop(&mut self) {
+        while self.implementations.pop().is_some() {}
+    }
+}
+
 impl Routed {
     /// Combines `implementations` (0 is the primary) with `router`, whose providers must
     /// name existing implementations, each of the same PE and world as the router.

@@ -1,0 +1,882 @@
+//! The LSA transport: host-initiated NVSHMEM operations on PEs whose symmetric heap this
+//! process can load and store (LSA peers: the same NVLink domain, or the same GPU), over
+//! the NCCL window that holds the heap.
+//!
+//! Each PE's heap is one `ncclMemAlloc` allocation registered as a symmetric NCCL window;
+//! NCCL maps the LSA peers' heaps into this process, and `ncclGetPeerDevicePointer` gives
+//! their addresses. Every operation then picks the cheapest engine that does the job:
+//!
+//! | operation | engine |
+//! | --- | --- |
+//! | put / get | `cuMemcpyAsync` (copy engine) between the two heaps or a local buffer |
+//! | iput / iget | `cuMemcpy2DAsync`: one element per row, pitches = strides |
+//! | p of 4 or 8 bytes, signal SET | `cuStreamWriteValue32/64` (a kernel where the device has no stream memory operations) |
+//! | p of 1 or 2 bytes, signal ADD, AMOs | one-thread kernels of niin-rs's own PTX module |
+//! | stream wait, EQ (any) or GE (unsigned), 4/8 bytes | `cuStreamWaitValue32/64` (GE is the driver's cyclic `(int)(*addr - value) >= 0`, as in NVSHMEM: equal to `>=` while the values are less than 2^31 / 2^63 apart) |
+//! | other stream waits | a polling kernel with a deadline (`NIIN_TIMEOUT`) |
+//! | blocking waits | host polling of the word with a deadline |
+//! | barrier over all PEs | `ncclAllReduce` of one integer on the stream |
+//!
+//! [`Order::Now`] operations run on an internal stream and are synchronized before the
+//! call returns; [`Order::Stream`] operations are enqueued on the caller's stream (a
+//! `CUstream` value; 0 is the legacy default stream) and return at once.
+//!
+//! Limits: a host barrier over a team other than all PEs is not implemented here (an
+//! error says so); `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses
+//! too) — kernel waits do. On NCCL 2.28, which cannot tell the host the peers' addresses,
+//! only a world of one PE works (an error names the version for more).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cuda::{
+    self, Device, DeviceBuffer, HostKernels, HostPinned, Stream, WaitCond, WaitSpec,
+};
+use crate::error::{Result, TransportError};
+use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
+use crate::ops::{
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+};
+use crate::transport::Transport;
+
+fn cuda_err(e: cuda::CudaError) -> TransportError {
+    TransportError::Gpu {
+        what: e.to_string(),
+    }
+}
+
+fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
+    TransportError::Gpu {
+        what: e.to_string(),
+    }
+}
+
+/// What a wait compares each word with.
+#[derive(Clone, Copy)]
+enum Targets<'a> {
+    /// One value for every word.
+    One(u64),
+    /// Word `i` with `values[i]`.
+    Each(&'a [u64]),
+}
+
+/// One PE's LSA transport. See the module docs.
+pub struct LsaTransport {
+    pe: usize,
+    n_pes: usize,
+    heap_size: u64,
+    timeout: Duration,
+    /// Heap base of every PE in this process's address space; `None`: not an LSA peer.
+    bases: Vec<Option<u64>>,
+    device: Device,
+    kernels: HostKernels,
+    internal: Stream,
+    /// One `int` for the all-reduce barrier.
+    barrier_word: DeviceBuffer,
+    /// Mapped pinned word where the AMO kernel writes the old value (one AMO at a time).
+    amo_result: Mutex<HostPinned>,
+    /// Streams made by `stream_create`, by raw handle.
+    streams: Mutex<HashMap<u64, Stream>>,
+    /// Per-operation device scratch still in use by enqueued work, by stream; freed when
+    /// the stream is synchronized.
+    pending: Mutex<HashMap<u64, Vec<DeviceBuffer>>>,
+    use_stream_mem_ops: bool,
+    finalized: AtomicBool,
+    // Held for their Drop, in this order: the window before the memory it maps, the comm
+    // last.
+    window: Arc<Window>,
+    _heap: DeviceMem,
+    comm: Comm,
+}
+
+// SAFETY: the CUDA driver's handles (context, streams, modules, device memory) and NCCL's
+// communicator may be used from any thread; the mutable state is behind mutexes and
+// atomics. Every operation makes the device's primary context current first.
+unsafe impl Send for LsaTransport {}
+// SAFETY: as above: shared use is synchronized by the driver, NCCL and the mutexes.
+unsafe impl Sync for LsaTransport {}
+
+impl std::fmt::Debug for LsaTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LsaTransport")
+            .field("pe", &self.pe)
+            .field("n_pes", &self.n_pes)
+            .field("heap_size", &self.heap_size)
+            .field(
+                "lsa_peers",
+                &self.bases.iter().filter(|b| b.is_some()).count(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl LsaTransport {
+    /// Allocates this PE's heap of `heap_size` bytes with `ncclMemAlloc`, registers it as
+    /// a symmetric window of `comm` (collective: every PE calls this together), learns
+    /// the LSA peers' heap addresses, zeroes the heap and loads the host kernels.
+    pub fn new(
+        comm: Comm,
+        device: Device,
+        heap_size: u64,
+        timeout: Duration,
+    ) -> Result<LsaTransport> {
+        device.make_current().map_err(cuda_err)?;
+        let pe = comm.rank() as usize;
+        let n_pes = comm.n_ranks() as usize;
+        let nccl = comm.nccl();
+        let heap = nccl.mem_alloc(heap_size as usize).map_err(nccl_err)?;
+        let strict = nccl.capabilities().strict_ordering_window_flag;
+        let flags = WindowFlags {
+            coll_symmetric: true,
+            strict_ordering: strict,
+        };
+        let window = comm
+            .register_window(heap.ptr(), heap_size as usize, flags)
+            .map_err(nccl_err)?;
+        let mut bases = vec![None; n_pes];
+        bases[pe] = Some(heap.ptr());
+        if n_pes > 1 {
+            if !nccl.capabilities().host_peer_pointers {
+                return Err(TransportError::NotImplemented {
+                    what: format!(
+                        "NCCL {} at {} has no ncclGetPeerDevicePointer (added in 2.29.2): host operations between {n_pes} PEs need NCCL >= 2.29.2",
+                        nccl.version(),
+                        nccl.path()
+                    ),
+                });
+            }
+            for (peer, base) in bases.iter_mut().enumerate().filter(|(p, _)| *p != pe) {
+                *base = window
+                    .peer_device_pointer(0, peer as i32)
+                    .map_err(nccl_err)?;
+            }
+        }
+        let internal = Stream::create().map_err(cuda_err)?;
+        // SAFETY: the heap is `heap_size` bytes of device memory owned by `heap`.
+        unsafe { cuda::memset_d8_async(heap.ptr(), 0, heap_size as usize, &internal) }
+            .map_err(cuda_err)?;
+        internal.synchronize().map_err(cuda_err)?;
+        let kernels = HostKernels::load(&device).map_err(cuda_err)?;
+        let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;
+        let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
+        let use_stream_mem_ops = device.supports_stream_mem_ops().unwrap_or(false);
+        Ok(LsaTransport {
+            pe,
+            n_pes,
+            heap_size,
+            timeout,
+            bases,
+            device,
+            kernels,
+            internal,
+            barrier_word,
+            amo_result,
+            streams: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            use_stream_mem_ops,
+            finalized: AtomicBool::new(false),
+            window: Arc::new(window),
+            _heap: heap,
+            comm,
+        })
+    }
+
+    /// The communicator and the heap's window, for the GIN transport that serves the
+    /// non-LSA PEs of the same world.
+    pub fn shared(&self) -> (Comm, Arc<Window>, Device) {
+        (
+            self.comm.clone(),
+            Arc::clone(&self.window),
+            self.device.clone(),
+        )
+    }
+
+    fn live(&self) -> Result<()> {
+        if self.finalized.load(Ordering::Acquire) {
+            return Err(TransportError::Finalized { pe: self.pe });
+        }
+        self.device.make_current().map_err(cuda_err)
+    }
+
+    /// The address of `len` bytes at `addr` of `pe`'s heap, checked.
+    fn remote(&self, pe: usize, addr: SymAddr, len: u64) -> Result<u64> {
+        let base = self.base(pe)?;
+        self.check_range(addr, len)?;
+        Ok(base + addr.0)
+    }
+
+    fn base(&self, pe: usize) -> Result<u64> {
+        match self.bases.get(pe) {
+            None => Err(TransportError::PeOutOfRange {
+                pe,
+                n_pes: self.n_pes,
+            }),
+            Some(None) => Err(TransportError::NotImplemented {
+                what: format!(
+                    "PE {pe} is not an LSA peer of PE {}: it needs the GIN transport",
+                    self.pe
+                ),
+            }),
+            Some(Some(b)) => Ok(*b),
+        }
+    }
+
+    fn check_range(&self, addr: SymAddr, len: u64) -> Result<()> {
+        match addr.0.checked_add(len) {
+            Some(end) if end <= self.heap_size => Ok(()),
+            _ => Err(TransportError::OutOfHeap {
+                offset: addr.0,
+                len,
+                heap_size: self.heap_size,
+            }),
+        }
+    }
+
+    fn check_aligned(addr: SymAddr, align: usize) -> Result<()> {
+        if addr.0 % align as u64 == 0 {
+            Ok(())
+        } else {
+            Err(TransportError::Misaligned {
+                offset: addr.0,
+                align,
+            })
+        }
+    }
+
+    /// Runs `f` on the stream of `order`; for `Order::Now` on the internal stream,
+    /// synchronized before returning.
+    fn on<R>(&self, order: Order, f: impl FnOnce(&Stream) -> Result<R>) -> Result<R> {
+        match order {
+            Order::Now => {
+                let r = f(&self.internal)?;
+                self.internal.synchronize().map_err(cuda_err)?;
+                self.kernels.check_timeout().map_err(cuda_err)?;
+                Ok(r)
+            }
+            Order::Stream(StreamHandle(raw)) => {
+                // SAFETY: the caller vouches for its stream handle (a CUstream of this
+                // context, or 0 for the legacy default stream); it is only borrowed.
+                let s = unsafe { Stream::borrow_raw(raw) };
+                f(&s)
+            }
+        }
+    }
+
+    /// Keeps `buf` alive until `order`'s stream is synchronized.
+    fn keep(&self, order: Order, buf: DeviceBuffer) {
+        if let Order::Stream(StreamHandle(raw)) = order {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(raw)
+                .or_default()
+                .push(buf);
+        }
+    }
+
+    /// Stores `value` at `addr` on the stream (stream write-value where the device has
+    /// it, else the store kernel).
+    fn store(&self, s: &Stream, addr: u64, value: Scalar) -> Result<()> {
+        let r = match (value.width, self.use_stream_mem_ops) {
+            // SAFETY: `addr` is a checked, aligned device address inside a mapped heap.
+            (Width::W4, true) => unsafe { cuda::write_value_32(s, addr, value.bits as u32) },
+            // SAFETY: as above.
+            (Width::W8, true) => unsafe { cuda::write_value_64(s, addr, value.bits) },
+            // SAFETY: as above; the kernel stores exactly `width` bytes.
+            (w, _) => unsafe { self.kernels.store(s, addr, value.bits, w.bytes()) },
+        };
+        r.map_err(cuda_err)
+    }
+
+    fn signal(&self, s: &Stream, addr: u64, value: u64, op: SignalOp) -> Result<()> {
+        match op {
+            SignalOp::Set => self.store(
+                s,
+                addr,
+                Scalar {
+                    bits: value,
+                    width: Width::W8,
+                },
+            ),
+            // SAFETY: `addr` is a checked, 8-aligned device address inside a mapped heap.
+            SignalOp::Add => unsafe { self.kernels.signal_add(s, addr, value) }.map_err(cuda_err),
+        }
+    }
+
+    /// Reads `len` bytes of this process's device memory at `addr` into a vector (on the
+    /// internal stream, so it does not queue behind the application's legacy stream).
+    fn read_now(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; len];
+        let dst = out.as_mut_ptr() as u64;
+        self.on(Order::Now, |s| {
+            // SAFETY: `addr..addr+len` is checked device memory; `out` is a live host buffer
+            // that outlives the copy, which `on(Order::Now)` synchronizes.
+            unsafe { cuda::memcpy_async(dst, addr, len, s) }.map_err(cuda_err)
+        })?;
+        Ok(out)
+    }
+
+    /// Polls the `kind` words at `addr` from the host until `done(values)` or timeout.
+    fn poll(
+        &self,
+        op: &'static str,
+        addr: u64,
+        n: usize,
+        kind: WaitKind,
+        done: impl Fn(&[u64]) -> bool,
+    ) -> Result<()> {
+        let w = kind.width.bytes();
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
+        loop {
+            let bytes = self.read_now(addr, n * w)?;
+            let words: Vec<u64> = bytes
+                .chunks_exact(w)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..w].copy_from_slice(c);
+                    u64::from_le_bytes(b)
+                })
+                .collect();
+            if done(&words) {
+                return Ok(());
+            }
+            if start.elapsed() > self.timeout {
+                return Err(TransportError::Timeout {
+                    pe: self.pe,
+                    op,
+                    waited: start.elapsed(),
+                    detail: format!(
+                        "{n} word(s) of {w} bytes at device address {addr:#x}; last values {words:?}"
+                    ),
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_micros(200));
+        }
+    }
+
+    fn device_copy_of(&self, order: Order, s: &Stream, words: &[u64]) -> Result<u64> {
+        let bytes = std::mem::size_of_val(words);
+        let buf = DeviceBuffer::alloc(bytes.max(8)).map_err(cuda_err)?;
+        // SAFETY: `buf` holds `bytes` bytes; a copy from pageable host memory returns once
+        // the source has been staged, so `words` may go away after the call.
+        unsafe { cuda::memcpy_async(buf.ptr(), words.as_ptr() as u64, bytes, s) }
+            .map_err(cuda_err)?;
+        let ptr = buf.ptr();
+        self.keep(order, buf);
+        Ok(ptr)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn wait_impl(
+        &self,
+        order: Order,
+        op: &'static str,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        status: Option<&[i32]>,
+        cmp: Cmp,
+        values: Targets<'_>,
+    ) -> Result<()> {
+        self.live()?;
+        let w = kind.width.bytes();
+        if !matches!(kind.width, Width::W2 | Width::W4 | Width::W8) {
+            return Err(TransportError::BadWidth { op, bytes: w });
+        }
+        Self::check_aligned(ivars, w)?;
+        let addr = self.remote(self.pe, ivars, (nelems * w) as u64)?;
+        let excluded = |i: usize| status.is_some_and(|s| s.get(i).is_some_and(|&x| x != 0));
+        let target = |i: usize| match values {
+            Targets::One(v) => v,
+            Targets::Each(vs) => vs[i],
+        };
+        if nelems == 0 {
+            return Ok(());
+        }
+        match order {
+            Order::Now => self.poll(op, addr, nelems, kind, |words| {
+                (0..nelems).all(|i| excluded(i) || kind.holds(words[i], cmp, target(i)))
+            }),
+            Order::Stream(_) => self.on(order, |s| {
+                let single = nelems == 1 && status.is_none();
+                let mem_op = self.use_stream_mem_ops
+                    && single
+                    && matches!(kind.width, Width::W4 | Width::W8)
+                    && (cmp == Cmp::Eq || (cmp == Cmp::Ge && !kind.signed));
+                if mem_op {
+                    let cond = if cmp == Cmp::Eq {
+                        WaitCond::Eq
+                    } else {
+                        WaitCond::Geq
+                    };
+                    let v = target(0);
+                    let r = if kind.width == Width::W4 {
+                        // SAFETY: `addr` is a checked, 4-aligned word of this PE's heap.
+                        unsafe { cuda::wait_value_32(s, addr, v as u32, cond) }
+                    } else {
+                        // SAFETY: `addr` is a checked, 8-aligned word of this PE's heap.
+                        unsafe { cuda::wait_value_64(s, addr, v, cond) }
+                    };
+                    return r.map_err(cuda_err);
+                }
+                let status_dev = match status {
+                    Some(st) => {
+                        let words: Vec<u64> = st
+                            .chunks(2)
+                            .map(|c| {
+                                let lo = c[0] as u32 as u64;
+                                let hi = c.get(1).map_or(0, |&x| x as u32 as u64);
+                                lo | hi << 32
+                            })
+                            .collect();
+                        self.device_copy_of(order, s, &words)?
+                    }
+                    None => 0,
+                };
+                let (value, values_dev) = match values {
+                    Targets::One(v) => (v, 0),
+                    Targets::Each(vs) => (0, self.device_copy_of(order, s, vs)?),
+                };
+                let spec = WaitSpec {
+                    addr,
+                    nelems,
+                    width_bytes: w,
+                    signed: kind.signed,
+                    cmp,
+                    value,
+                    values: values_dev,
+                    status: status_dev,
+                    timeout_ns: self.timeout.as_nanos() as u64,
+                };
+                // SAFETY: every address in `spec` is checked device memory that stays
+                // alive until the stream is synchronized (`keep`).
+                unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+            }),
+        }
+    }
+}
+
+impl Transport for LsaTransport {
+    fn my_pe(&self) -> usize {
+        self.pe
+    }
+
+    fn n_pes(&self) -> usize {
+        self.n_pes
+    }
+
+    fn heap_size(&self) -> u64 {
+        self.heap_size
+    }
+
+    fn is_lsa_peer(&self, pe: usize) -> bool {
+        self.bases.get(pe).is_some_and(Option::is_some)
+    }
+
+    fn peer_ptr(&self, pe: usize, addr: SymAddr) -> *mut u8 {
+        match (self.bases.get(pe), addr.0 < self.heap_size) {
+            (Some(Some(base)), true) => (base + addr.0) as *mut u8,
+            _ => std::ptr::null_mut(),
+        }
+    }
+
+    fn stream_create(&self) -> Result<StreamHandle> {
+        self.live()?;
+        let s = Stream::create().map_err(cuda_err)?;
+        let raw = s.raw();
+        self.streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(raw, s);
+        Ok(StreamHandle(raw))
+    }
+
+    fn stream_destroy(&self, stream: StreamHandle) -> Result<()> {
+        let sync = self.stream_synchronize(stream);
+        let removed = self
+            .streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&stream.0);
+        if removed.is_none() {
+            return Err(TransportError::UnknownStream(stream));
+        }
+        sync
+    }
+
+    fn stream_synchronize(&self, stream: StreamHandle) -> Result<()> {
+        self.live()?;
+        // SAFETY: borrowed only; the caller vouches for the handle (see `on`).
+        let s = unsafe { Stream::borrow_raw(stream.0) };
+        let r = s.synchronize().map_err(|e| TransportError::StreamFailed {
+            stream,
+            cause: e.to_string(),
+        });
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&stream.0);
+        r?;
+        self.kernels
+            .check_timeout()
+            .map_err(|e| TransportError::StreamFailed {
+                stream,
+                cause: e.to_string(),
+            })
+    }
+
+    unsafe fn put(
+        &self,
+        order: Order,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+    ) -> Result<()> {
+        self.live()?;
+        let to = self.remote(pe, dst, len as u64)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.on(order, |s| {
+            // SAFETY: `to` is a checked range of a mapped heap; `src` is valid by the caller's
+            // contract until the copy has run.
+            unsafe { cuda::memcpy_async(to, src as u64, len, s) }.map_err(cuda_err)
+        })
+    }
+
+    unsafe fn get(
+        &self,
+        order: Order,
+        pe: usize,
+        dst: *mut u8,
+        src: SymAddr,
+        len: usize,
+    ) -> Result<()> {
+        self.live()?;
+        let from = self.remote(pe, src, len as u64)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.on(order, |s| {
+            // SAFETY: as in `put`, the other way round.
+            unsafe { cuda::memcpy_async(dst as u64, from, len, s) }.map_err(cuda_err)
+        })
+    }
+
+    unsafe fn iput(
+        &self,
+        order: Order,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        shape: Strided,
+    ) -> Result<()> {
+        self.live()?;
+        let span = shape
+            .span(shape.dst_stride)
+            .ok_or_else(|| TransportError::BadArgument {
+                op: "iput",
+                what: format!("{shape:?} overflows"),
+            })?;
+        let to = self.remote(pe, dst, span as u64)?;
+        if shape.nelems == 0 {
+            return Ok(());
+        }
+        let e = shape.elem_size;
+        self.on(order, |s| {
+            // SAFETY: one `e`-byte element per row: rows of the destination are checked heap
+            // memory, rows of the source are valid by the caller's contract.
+            unsafe {
+                cuda::memcpy_2d_async(
+                    to,
+                    shape.dst_stride * e,
+                    src as u64,
+                    shape.src_stride * e,
+                    e,
+                    shape.nelems,
+                    s,
+                )
+            }
+            .map_err(cuda_err)
+        })
+    }
+
+    unsafe fn iget(
+        &self,
+        order: Order,
+        pe: usize,
+        dst: *mut u8,
+        src: SymAddr,
+        shape: Strided,
+    ) -> Result<()> {
+        self.live()?;
+        let span = shape
+            .span(shape.src_stride)
+            .ok_or_else(|| TransportError::BadArgument {
+                op: "iget",
+                what: format!("{shape:?} overflows"),
+            })?;
+        let from = self.remote(pe, src, span as u64)?;
+        if shape.nelems == 0 {
+            return Ok(());
+        }
+        let e = shape.elem_size;
+        self.on(order, |s| {
+            // SAFETY: as in `iput`, the other way round.
+            unsafe {
+                cuda::memcpy_2d_async(
+                    dst as u64,
+                    shape.dst_stride * e,
+                    from,
+                    shape.src_stride * e,
+                    e,
+                    shape.nelems,
+                    s,
+                )
+            }
+            .map_err(cuda_err)
+        })
+    }
+
+    fn p(&self, order: Order, pe: usize, dst: SymAddr, value: Scalar) -> Result<()> {
+        self.live()?;
+        Self::check_aligned(dst, value.width.bytes())?;
+        let to = self.remote(pe, dst, value.width.bytes() as u64)?;
+        self.on(order, |s| self.store(s, to, value))
+    }
+
+    fn g(&self, order: Order, pe: usize, src: SymAddr, width: Width) -> Result<u64> {
+        self.live()?;
+        Self::check_aligned(src, width.bytes())?;
+        let from = self.remote(pe, src, width.bytes() as u64)?;
+        let mut word = 0u64;
+        let out = std::ptr::addr_of_mut!(word) as u64;
+        self.on(order, |s| {
+            // SAFETY: `word` outlives the copy, which is synchronized before returning.
+            unsafe { cuda::memcpy_async(out, from, width.bytes(), s) }.map_err(cuda_err)
+        })?;
+        if let Order::Stream(h) = order {
+            self.stream_synchronize(h)?;
+        }
+        Ok(word & width.mask())
+    }
+
+    unsafe fn put_signal(
+        &self,
+        order: Order,
+        pe: usize,
+        dst: SymAddr,
+        src: *const u8,
+        len: usize,
+        sig: SymAddr,
+        value: u64,
+        op: SignalOp,
+    ) -> Result<()> {
+        self.live()?;
+        let to = self.remote(pe, dst, len as u64)?;
+        Self::check_aligned(sig, 8)?;
+        let sig_at = self.remote(pe, sig, 8)?;
+        self.on(order, |s| {
+            if len > 0 {
+                // SAFETY: as in `put`.
+                unsafe { cuda::memcpy_async(to, src as u64, len, s) }.map_err(cuda_err)?;
+            }
+            // Stream order: the signal starts after the copy has completed.
+            self.signal(s, sig_at, value, op)
+        })
+    }
+
+    fn signal_op(
+        &self,
+        order: Order,
+        pe: usize,
+        sig: SymAddr,
+        value: u64,
+        op: SignalOp,
+    ) -> Result<()> {
+        self.live()?;
+        Self::check_aligned(sig, 8)?;
+        let sig_at = self.remote(pe, sig, 8)?;
+        self.on(order, |s| self.signal(s, sig_at, value, op))
+    }
+
+    fn signal_fetch(&self, sig: SymAddr) -> Result<u64> {
+        self.live()?;
+        Self::check_aligned(sig, 8)?;
+        let at = self.remote(self.pe, sig, 8)?;
+        let bytes = self.read_now(at, 8)?;
+        Ok(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
+    fn wait_until(
+        &self,
+        order: Order,
+        ivar: SymAddr,
+        kind: WaitKind,
+        cmp: Cmp,
+        value: u64,
+    ) -> Result<()> {
+        self.wait_impl(
+            order,
+            "wait_until",
+            ivar,
+            1,
+            kind,
+            None,
+            cmp,
+            Targets::One(value),
+        )
+    }
+
+    fn wait_until_all(
+        &self,
+        order: Order,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        status: Option<&[i32]>,
+        cmp: Cmp,
+        value: u64,
+    ) -> Result<()> {
+        self.wait_impl(
+            order,
+            "wait_until_all",
+            ivars,
+            nelems,
+            kind,
+            status,
+            cmp,
+            Targets::One(value),
+        )
+    }
+
+    fn wait_until_all_vector(
+        &self,
+        order: Order,
+        ivars: SymAddr,
+        kind: WaitKind,
+        status: Option<&[i32]>,
+        cmp: Cmp,
+        values: &[u64],
+    ) -> Result<()> {
+        self.wait_impl(
+            order,
+            "wait_until_all_vector",
+            ivars,
+            values.len(),
+            kind,
+            status,
+            cmp,
+            Targets::Each(values),
+        )
+    }
+
+    fn atomic(
+        &self,
+        pe: usize,
+        addr: SymAddr,
+        op: AmoOp,
+        width: Width,
+        operand: u64,
+        compare: u64,
+    ) -> Result<u64> {
+        self.live()?;
+        if !matches!(width, Width::W4 | Width::W8) {
+            return Err(TransportError::BadWidth {
+                op: "atomic",
+                bytes: width.bytes(),
+            });
+        }
+        Self::check_aligned(addr, width.bytes())?;
+        let at = self.remote(pe, addr, width.bytes() as u64)?;
+        let slot = self.amo_result.lock().unwrap_or_else(|e| e.into_inner());
+        self.on(Order::Now, |s| {
+            // SAFETY: `at` is a checked, aligned word of a mapped heap; `slot` is a mapped
+            // pinned word, held (locked) until after the synchronization in `on`.
+            unsafe {
+                self.kernels.amo(
+                    s,
+                    at,
+                    op,
+                    width.bytes(),
+                    operand,
+                    compare,
+                    slot.device_ptr(),
+                )
+            }
+            .map_err(cuda_err)
+        })?;
+        Ok(slot.load_u64(0).map_err(cuda_err)? & width.mask())
+    }
+
+    fn fence(&self, _order: Order) -> Result<()> {
+        // Operations of one stream (or the internal one) complete in order; blocking ones
+        // have completed when they return. Nothing further to order on this transport.
+        self.live()
+    }
+
+    fn quiet(&self, order: Order) -> Result<()> {
+        self.live()?;
+        match order {
+            Order::Now => self.internal.synchronize().map_err(cuda_err),
+            // Later work of the stream starts after earlier work has completed.
+            Order::Stream(_) => Ok(()),
+        }
+    }
+
+    fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
+        self.live()?;
+        if !(team.start == 0 && team.stride == 1 && team.size == self.n_pes) {
+            return Err(TransportError::NotImplemented {
+                what: format!(
+                    "a host barrier over team {} ({} PEs from PE {} stride {}) on the NCCL transport; only all PEs",
+                    team.team, team.size, team.start, team.stride
+                ),
+            });
+        }
+        let word = self.barrier_word.ptr();
+        self.on(order, |s| {
+            // SAFETY: `word` is 8 bytes of device memory owned by this transport; the
+            // communicator is live; the all-reduce is enqueued on `s`.
+            unsafe {
+                self.comm.all_reduce_sum_i32(
+                    word as *const i32,
+                    word as *mut i32,
+                    1,
+                    s.raw() as *mut _,
+                )
+            }
+            .map_err(nccl_err)
+        })
+    }
+
+    fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {
+        self.live()?;
+        let at = self.remote(self.pe, addr, len as u64)?;
+        self.on(Order::Now, |s| {
+            // SAFETY: a checked range of this PE's heap.
+            unsafe { cuda::memset_d8_async(at, byte, len, s) }.map_err(cuda_err)
+        })
+    }
+
+    fn finalize(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.device.make_current().map_err(cuda_err)?;
+        self.streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.internal.synchronize().map_err(cuda_err)
+    }
+}
