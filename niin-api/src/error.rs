@@ -99,6 +99,9 @@ pub enum Error {
         /// The other PE's fingerprint.
         theirs: Fingerprint,
     },
+    /// The launcher's environment or the unique-id rendezvous failed.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] crate::bootstrap::BootstrapError),
     /// The requested transport is not available in this build or on this machine.
     #[error("transport: {0}")]
     TransportUnavailable(String),

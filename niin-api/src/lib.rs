@@ -31,9 +31,11 @@
 //! # Ok::<(), niin_api::Error>(())
 //! ```
 
+pub mod bootstrap;
 pub mod buffer;
 pub mod config;
 pub mod error;
+mod gpu;
 pub mod launch;
 mod ordered;
 mod rma;

@@ -246,3 +246,56 @@ bitwise_amos! {
     atomic_or, atomic_fetch_or, Or, FetchOr, "|";
     atomic_xor, atomic_fetch_xor, Xor, FetchXor, "^";
 }
+
+impl World {
+    /// Copies `bytes` bytes at local address `src` (host or, on a GPU transport, device
+    /// memory) into `dst` on `pe` (the C ABI's `nvshmem_putmem`).
+    ///
+    /// # Safety
+    /// `src..src+bytes` must be readable for the duration of the call.
+    pub unsafe fn putmem(
+        &self,
+        dst: SymSlice<u8>,
+        src: *const u8,
+        bytes: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded; Order::Now completes before returning.
+        unsafe {
+            self.put_in(
+                Order::Now,
+                dst,
+                Local {
+                    ptr: src,
+                    len: bytes,
+                },
+                pe,
+            )
+        }
+    }
+
+    /// Copies `bytes` bytes of `src` on `pe` to local address `dst` (`nvshmem_getmem`).
+    ///
+    /// # Safety
+    /// `dst..dst+bytes` must be writable, and not otherwise accessed, during the call.
+    pub unsafe fn getmem(
+        &self,
+        dst: *mut u8,
+        src: SymSlice<u8>,
+        bytes: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded; Order::Now completes before returning.
+        unsafe {
+            self.get_in(
+                Order::Now,
+                Local {
+                    ptr: dst,
+                    len: bytes,
+                },
+                src,
+                pe,
+            )
+        }
+    }
+}

@@ -1,8 +1,10 @@
 //! Starting worlds: SPMD init from the environment (one PE per process), and in-process
 //! worlds of N PEs run on N threads.
 
+use crate::bootstrap::{self, Placement};
 use crate::config::{TransportKind, WorldConfig};
 use crate::error::{Error, Result};
+use crate::gpu::{self, UidSource};
 use crate::world::World;
 
 /// Where this process sits in its job, as the launcher says.
@@ -17,62 +19,145 @@ pub struct JobPlace {
 }
 
 impl JobPlace {
-    /// Reads `niinrun`'s variables (`NIIN_PE`, `NIIN_NPES`, `NIIN_JOB_ID`) through
-    /// `lookup`. None set: a single-PE job. Some but not all set, or malformed: an error
-    /// naming the variable and value.
+    /// Works out this process's place from its launcher's variables (niinrun, Open MPI,
+    /// Slurm, MVAPICH, PMI, PMIx, torchrun: see [`crate::bootstrap`]) read through
+    /// `lookup`. No launcher: a single-PE job (its id from `NIIN_JOB_ID`, else made up).
+    /// A multi-PE job whose launcher gives no job id needs `NIIN_JOB_ID`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<JobPlace> {
-        use crate::launch::env;
-        let (pe, n, job) = (lookup(env::PE), lookup(env::NPES), lookup(env::JOB_ID));
-        match (pe, n, job) {
-            (None, None, None) => Ok(JobPlace {
+        let placement = bootstrap::detect(&lookup)?;
+        JobPlace::from_placement(placement.as_ref(), &lookup)
+    }
+
+    fn from_placement(
+        placement: Option<&Placement>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<JobPlace> {
+        let job_env = lookup(crate::launch::env::JOB_ID);
+        match placement {
+            None => Ok(JobPlace {
                 pe: 0,
                 n_pes: 1,
-                job_id: format!("single-{}", std::process::id()),
+                job_id: job_env.unwrap_or_else(|| format!("single-{}", std::process::id())),
             }),
-            (Some(pe), Some(n), Some(job_id)) => {
-                let parse = |var: &str, v: &str| {
-                    v.trim().parse::<usize>().map_err(|_| {
-                        Error::Config(format!("{var}={v:?} is not a non-negative integer"))
-                    })
+            Some(p) => {
+                let job_id = match (p.job_id.clone().or(job_env), p.size) {
+                    (Some(id), _) => id,
+                    (None, 1) => format!("single-{}", std::process::id()),
+                    (None, _) => {
+                        return Err(Error::Config(format!(
+                            "{} gives no job id for its {} PEs: set {} to one value shared by the job's PEs",
+                            p.source,
+                            p.size,
+                            crate::launch::env::JOB_ID
+                        )));
+                    }
                 };
-                let (pe, n_pes) = (parse(env::PE, &pe)?, parse(env::NPES, &n)?);
-                if n_pes == 0 || pe >= n_pes {
-                    return Err(Error::Config(format!(
-                        "{}={pe} does not fit {}={n_pes}: need 0 <= PE < NPES",
-                        env::PE,
-                        env::NPES
-                    )));
-                }
-                Ok(JobPlace { pe, n_pes, job_id })
+                Ok(JobPlace {
+                    pe: p.rank,
+                    n_pes: p.size,
+                    job_id,
+                })
             }
-            (pe, n, job) => Err(Error::Config(format!(
-                "incomplete launcher environment: {}={pe:?}, {}={n:?}, {}={job:?}; start the program with niinrun, or set none of them for one PE",
-                env::PE,
-                env::NPES,
-                env::JOB_ID
-            ))),
         }
     }
 }
 
 impl World {
-    /// SPMD init (`nvshmem_init`): reads the configuration and this process's place in
-    /// its job from the environment (see [`crate::config`] and [`crate::launch`]), and
-    /// joins the job's world. Without launcher variables, a world of one PE.
+    /// SPMD init (`nvshmem_init`): reads the configuration ([`crate::config`]) and this
+    /// process's place in its job ([`crate::bootstrap`]) from the environment and joins
+    /// the job's world. Without a launcher, a world of one PE.
     pub fn init() -> Result<World> {
         let config = WorldConfig::from_env()?;
-        let place = JobPlace::from_lookup(|k| std::env::var(k).ok())?;
-        World::init_with(&config, &place)
+        let lookup = |k: &str| std::env::var(k).ok();
+        let placement = bootstrap::detect(lookup)?;
+        match config.transport {
+            TransportKind::Mock => {
+                let place = JobPlace::from_placement(placement.as_ref(), &lookup)?;
+                World::init_with(&config, &place)
+            }
+            TransportKind::Nccl => World::init_nccl(&config, placement.as_ref()),
+            TransportKind::Auto => match niin_transport::probe::gpu_stack() {
+                Some(_) => World::init_nccl(&config, placement.as_ref()),
+                None => Err(auto_unavailable(None)),
+            },
+        }
     }
 
-    /// SPMD init with an explicit configuration and place.
+    /// SPMD init on the mock transport with an explicit configuration and place. The
+    /// NCCL transport needs the launcher's environment (local rank, rendezvous): use
+    /// [`World::init`] or [`World::init_unique_id`] for it.
     pub fn init_with(config: &WorldConfig, place: &JobPlace) -> Result<World> {
         match config.transport {
             TransportKind::Mock => World::attach_mock(&place.job_id, place.pe, place.n_pes, config),
-            TransportKind::Nccl => Err(Error::TransportUnavailable(
-                "NIIN_TRANSPORT=nccl: the NCCL transport is not implemented in this build yet; use NIIN_TRANSPORT=mock to run on the CPU".into(),
-            )),
-            TransportKind::Auto => Err(auto_unavailable(niin_transport::probe::gpu_stack())),
+            TransportKind::Nccl | TransportKind::Auto => Err(Error::Config(format!(
+                "World::init_with takes the mock transport only (NIIN_TRANSPORT is {:?}); the NCCL transport starts with World::init or World::init_unique_id",
+                config.transport
+            ))),
+        }
+    }
+
+    fn init_nccl(config: &WorldConfig, placement: Option<&Placement>) -> Result<World> {
+        match placement {
+            Some(p) if p.size > 1 => gpu::nccl_world(
+                config,
+                p.rank,
+                p.size,
+                p.local_rank,
+                UidSource::Rendezvous(p),
+            ),
+            _ => {
+                let uid = gpu::new_unique_id()?;
+                let local = placement.and_then(|p| p.local_rank);
+                gpu::nccl_world(config, 0, 1, local, UidSource::Given(&uid))
+            }
+        }
+    }
+
+    /// A fresh unique id for NVSHMEM's unique-id init (`nvshmemx_get_uniqueid`): NCCL's on
+    /// the NCCL transport; on the mock, 16 random bytes that name the job (the rest zero).
+    pub fn new_unique_id(config: &WorldConfig) -> Result<[u8; 128]> {
+        match config.transport {
+            TransportKind::Mock => {
+                let mut id = [0u8; 128];
+                let mut f = std::fs::File::open("/dev/urandom").map_err(|e| {
+                    Error::Config(format!("reading /dev/urandom for a unique id: {e}"))
+                })?;
+                std::io::Read::read_exact(&mut f, &mut id[..16]).map_err(|e| {
+                    Error::Config(format!("reading /dev/urandom for a unique id: {e}"))
+                })?;
+                Ok(id)
+            }
+            TransportKind::Nccl | TransportKind::Auto => gpu::new_unique_id(),
+        }
+    }
+
+    /// NVSHMEM's unique-id init (`nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, ...)`):
+    /// this process is PE `rank` of `n_pes`, and every PE passes the same `uid` (made by
+    /// one of them with [`World::new_unique_id`] and distributed by the application).
+    pub fn init_unique_id(
+        config: &WorldConfig,
+        rank: usize,
+        n_pes: usize,
+        uid: &[u8; 128],
+    ) -> Result<World> {
+        if n_pes == 0 || rank >= n_pes {
+            return Err(Error::Config(format!(
+                "unique-id init: rank {rank} does not fit {n_pes} PEs"
+            )));
+        }
+        match config.transport {
+            TransportKind::Mock => {
+                let job_id: String = uid[..16].iter().map(|b| format!("{b:02x}")).collect();
+                World::attach_mock(&format!("uid-{job_id}"), rank, n_pes, config)
+            }
+            TransportKind::Nccl | TransportKind::Auto => {
+                // The local rank still comes from the launcher, when there is one.
+                let local = bootstrap::detect_from_env()
+                    .ok()
+                    .flatten()
+                    .and_then(|p| p.local_rank);
+                gpu::nccl_world(config, rank, n_pes, local, UidSource::Given(uid))
+            }
         }
     }
 }
@@ -168,18 +253,44 @@ mod tests {
         let e = place(&[("NIIN_PE", "x"), ("NIIN_NPES", "4"), ("NIIN_JOB_ID", "j")]).unwrap_err();
         assert!(e.to_string().contains("\"x\""), "{e}");
         let e = place(&[("NIIN_PE", "0")]).unwrap_err();
-        assert!(e.to_string().contains("incomplete"), "{e}");
+        assert!(e.to_string().contains("NIIN_NPES"), "{e}");
     }
 
     #[test]
-    fn nccl_transport_says_not_implemented() {
+    fn init_with_refuses_the_nccl_transport_and_says_what_to_use() {
         let config = WorldConfig {
             transport: TransportKind::Nccl,
             ..WorldConfig::default()
         };
         let e = World::init_with(&config, &place(&[]).unwrap()).unwrap_err();
-        assert!(e.to_string().contains("not implemented"), "{e}");
-        assert!(e.to_string().contains("NIIN_TRANSPORT=mock"), "{e}");
+        assert!(e.to_string().contains("World::init"), "{e}");
+    }
+
+    #[test]
+    fn other_launchers_give_the_place_and_a_missing_job_id_is_an_error() {
+        let p = place(&[
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("OMPI_MCA_ess_base_jobid", "77"),
+        ])
+        .unwrap();
+        assert_eq!(
+            p,
+            JobPlace {
+                pe: 1,
+                n_pes: 2,
+                job_id: "77".into()
+            }
+        );
+        let e = place(&[("MV2_COMM_WORLD_RANK", "0"), ("MV2_COMM_WORLD_SIZE", "2")]).unwrap_err();
+        assert!(e.to_string().contains("NIIN_JOB_ID"), "{e}");
+        let p = place(&[
+            ("MV2_COMM_WORLD_RANK", "0"),
+            ("MV2_COMM_WORLD_SIZE", "2"),
+            ("NIIN_JOB_ID", "j"),
+        ])
+        .unwrap();
+        assert_eq!(p.job_id, "j");
     }
 
     #[test]

@@ -25,6 +25,8 @@ use crate::world::World;
 pub struct Stream<'w> {
     world: &'w World,
     handle: StreamHandle,
+    /// Created here (destroyed on drop), or the caller's (left alone).
+    owned: bool,
 }
 
 impl World {
@@ -35,13 +37,25 @@ impl World {
         Ok(Stream {
             world: self,
             handle,
+            owned: true,
         })
+    }
+
+    /// Uses a stream the caller owns (a `cudaStream_t` from C; `StreamHandle::DEFAULT`
+    /// for the default stream). It is not destroyed when the `Stream` is dropped; a
+    /// handle the transport does not know fails at the first operation.
+    pub fn borrow_stream(&self, handle: StreamHandle) -> Stream<'_> {
+        Stream {
+            world: self,
+            handle,
+            owned: false,
+        }
     }
 }
 
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
-        if self.world.check_live().is_ok() {
+        if self.owned && self.world.check_live().is_ok() {
             let _ = self.world.inner.transport.stream_destroy(self.handle);
         }
     }
@@ -92,6 +106,92 @@ impl Stream<'_> {
         // SAFETY: `src` lies in this PE's heap, which outlives the stream (finalize drains
         // the streams before it releases the heap).
         unsafe { self.world.put_in(self.order(), dst, src, pe) }
+    }
+
+    /// Enqueues a put of `bytes` bytes at local address `src` (host or, on a GPU
+    /// transport, device memory) into `dst` on `pe` (`nvshmemx_putmem_on_stream`).
+    ///
+    /// # Safety
+    /// `src..src+bytes` must stay readable until the stream has run the put.
+    pub unsafe fn putmem(
+        &self,
+        dst: SymSlice<u8>,
+        src: *const u8,
+        bytes: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.world.put_in(
+                self.order(),
+                dst,
+                Local {
+                    ptr: src,
+                    len: bytes,
+                },
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a get of `bytes` bytes of `src` on `pe` into local address `dst`
+    /// (`nvshmemx_getmem_on_stream`).
+    ///
+    /// # Safety
+    /// `dst..dst+bytes` must stay writable, and not otherwise accessed, until the stream
+    /// has run the get.
+    pub unsafe fn getmem(
+        &self,
+        dst: *mut u8,
+        src: SymSlice<u8>,
+        bytes: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.world.get_in(
+                self.order(),
+                Local {
+                    ptr: dst,
+                    len: bytes,
+                },
+                src,
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a put of `bytes` bytes at `src` into `dst` on `pe`, then the signal update
+    /// (`nvshmemx_putmem_signal_on_stream`).
+    ///
+    /// # Safety
+    /// As [`Stream::putmem`].
+    #[allow(clippy::too_many_arguments)] // NVSHMEM's own argument list
+    pub unsafe fn putmem_signal(
+        &self,
+        dst: SymSlice<u8>,
+        src: *const u8,
+        bytes: usize,
+        sig: SymSlice<u64>,
+        value: u64,
+        op: SignalOp,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.world.put_signal_in(
+                self.order(),
+                (
+                    dst,
+                    Local {
+                        ptr: src,
+                        len: bytes,
+                    },
+                ),
+                (sig, value, op),
+                pe,
+            )
+        }
     }
 
     /// Enqueues a get of `src` on `pe` into this PE's `dst` (`nvshmemx_<T>_get_on_stream`).

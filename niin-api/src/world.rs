@@ -32,6 +32,11 @@ pub(crate) const SLOT_WORDS: usize = 64;
 
 static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A world id not used by another world of this process.
+pub(crate) fn next_world_id() -> u64 {
+    NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// One PE's handle on a world. See the module docs.
 #[derive(Clone)]
 pub struct World {
@@ -88,7 +93,7 @@ impl World {
                 config.transport
             )));
         }
-        let id = NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed);
+        let id = next_world_id();
         let transports = MockWorld::new(n_pes, mock_config(config))
             .map_err(|source| Error::Transport { pe: 0, source })?;
         transports
@@ -114,14 +119,28 @@ impl World {
         World::assemble(id, pe, n_pes, Routed::cpu(t), config)
     }
 
-    /// Builds the handle of PE `pe` and makes the system-area allocation (local and
-    /// deterministic: the same offset on every PE without any communication).
+    /// Builds the handle of PE `pe` on the mock (PEs per node from the configuration).
     fn assemble(
         id: u64,
         pe: usize,
         n_pes: usize,
         transport: Routed,
         config: &WorldConfig,
+    ) -> Result<World> {
+        let node_size = config.mock_node_size.unwrap_or(n_pes);
+        World::assemble_with(id, pe, n_pes, transport, config, node_size)
+    }
+
+    /// Builds the handle of PE `pe` of a world whose nodes (LSA domains) hold `node_size`
+    /// consecutive PEs, and makes the system-area allocation (local and deterministic:
+    /// the same offset on every PE without any communication).
+    pub(crate) fn assemble_with(
+        id: u64,
+        pe: usize,
+        n_pes: usize,
+        transport: Routed,
+        config: &WorldConfig,
+        node_size: usize,
     ) -> Result<World> {
         let mut heap =
             SymmetricHeap::new(config.heap_size).map_err(|source| Error::Heap { pe, source })?;
@@ -130,7 +149,7 @@ impl World {
             .map_err(|source| Error::Heap { pe, source })?
             .map(|b| b.offset)
             .expect("a non-zero size allocates");
-        let node_size = config.mock_node_size.unwrap_or(n_pes).min(n_pes);
+        let node_size = node_size.clamp(1, n_pes.max(1));
         let layout = WorldLayout::new(to_i32(n_pes), to_i32(pe), to_i32(node_size))
             .map_err(|source| Error::Team { pe, source })?;
         Ok(World {
@@ -199,6 +218,29 @@ impl World {
             .cast())
     }
 
+    /// The address of this PE's symmetric heap (offset 0) in this process: host memory
+    /// on the mock, device memory on a GPU transport. `heap_base() + offset` is the local
+    /// address of a symmetric object; the C ABI converts pointers with it.
+    pub fn heap_base(&self) -> *mut u8 {
+        self.inner.transport.peer_ptr(self.inner.pe, SymAddr(0))
+    }
+
+    /// The symmetric view of `len` bytes at local address `ptr`, if `ptr` lies in this
+    /// PE's heap (checked again, against live allocations, by every operation).
+    pub fn sym_at(&self, ptr: *const u8, len: usize) -> Result<SymSlice<u8>> {
+        let base = self.heap_base() as usize;
+        let addr = ptr as usize;
+        let size = self.inner.config.heap_size as usize;
+        if base == 0 || addr < base || addr - base >= size {
+            return Err(Error::NotSymmetric {
+                pe: self.inner.pe,
+                offset: addr as u64,
+                len: len as u64,
+            });
+        }
+        Ok(SymSlice::new(self.inner.id, (addr - base) as u64, len))
+    }
+
     // ---- symmetric heap ------------------------------------------------------------
 
     /// Collectively allocates `len` elements of `T` (`nvshmem_malloc`): every PE calls it
@@ -249,6 +291,21 @@ impl World {
                     source,
                 })
         };
+        self.after_collective_alloc(result)
+    }
+
+    /// Collectively frees the allocation that starts at heap offset `offset` (the C ABI's
+    /// `nvshmem_free`, which has a pointer, not a buffer). Includes a barrier.
+    pub fn free_at(&self, offset: u64) -> Result<()> {
+        self.check_live()?;
+        let result = self
+            .heap()
+            .free(offset)
+            .map(drop)
+            .map_err(|source| Error::Heap {
+                pe: self.inner.pe,
+                source,
+            });
         self.after_collective_alloc(result)
     }
 

@@ -1,0 +1,245 @@
+/*
+ * niin/host_api.h -- the host API of libnvshmem_host (niin-rs), with NVSHMEM 3.4.5's
+ * signatures.
+ *
+ * Part of niin-rs (NVSHMEM implemented over NCCL). Included by nvshmem.h; compiles as
+ * C11, C++ and CUDA C++. Only what the library implements is declared.
+ *
+ * Differences in form from NVSHMEM's headers (same calls, same behaviour):
+ *   - nvshmem_init, nvshmem_init_thread, nvshmem_finalize and nvshmemx_init_attr are
+ *     static inline functions in NVSHMEM that call private entry points; here they are
+ *     plain functions exported by libnvshmem_host.
+ *   - nvshmemx_init_attr returns an error status where NVSHMEM's inline version exits;
+ *     nvshmem_init still exits with status 1 when it fails, as NVSHMEM documents.
+ *   - NVSHMEMX_INIT_WITH_MPI_COMM is implemented below, inline, when the application
+ *     defines NIIN_HAS_MPI (the library never links MPI).
+ *
+ * Errors: a failing call writes one line "NIIN: <function>: <problem>" on stderr and
+ * returns NVSHMEM's failure value: an NVSHMEMX_ERROR_* status (int-status functions), -1
+ * (nvshmem_my_pe, nvshmem_team_n_pes, ...), NULL (pointer functions), or nothing (void).
+ *
+ * cudaStream_t comes from <cuda_runtime_api.h> when the compiler finds it; otherwise
+ * (a C program on a machine without CUDA, for the CPU mock transport) it is declared
+ * here as the same type. Define NIIN_NO_CUDA_RUNTIME_HEADER to never include it.
+ */
+#ifndef NIIN_HOST_API_H
+#define NIIN_HOST_API_H
+
+#include "niin/config.h"
+#include "niin/types.h"
+
+#if !defined(NIIN_NO_CUDA_RUNTIME_HEADER) && defined(__has_include)
+#if __has_include(<cuda_runtime_api.h>)
+#include <cuda_runtime_api.h>
+#define NIIN_HAVE_CUDA_RUNTIME_API 1
+#endif
+#endif
+#if !defined(NIIN_HAVE_CUDA_RUNTIME_API)
+/* The CUDA runtime's definition, repeated (an identical typedef is allowed in C11 and
+ * C++, so including CUDA's header later is fine). */
+typedef struct CUstream_st *cudaStream_t;
+#endif
+
+NIIN_BEGIN_C_DECLS
+
+/* ---- setup, exit, query ------------------------------------------------------------ */
+
+/* Collective. Environment init: NIIN_TRANSPORT picks the transport, the launcher's
+ * NIIN_PE/NIIN_NPES/NIIN_JOB_ID this PE's place (one PE without them). Nests: each call
+ * needs a nvshmem_finalize. Exits with status 1 if it fails. */
+void nvshmem_init(void);
+/* As nvshmem_init, returning 0 or an NVSHMEMX_ERROR_* status; *provided is set to
+ * NVSHMEM_THREAD_SERIALIZED. */
+int nvshmem_init_thread(int requested, int *provided);
+void nvshmem_query_thread(int *provided);
+/* Collective; the call matching the first init ends the library. */
+void nvshmem_finalize(void);
+/* Ends this PE's process with `status` without waiting for the other PEs. */
+NIIN_HOSTDEVICE void nvshmem_global_exit(int status);
+
+/* NVSHMEM_STATUS_IS_INITIALIZED or NVSHMEM_STATUS_NOT_INITIALIZED. */
+int nvshmemx_init_status(void);
+/* flags 0: as nvshmem_init. NVSHMEMX_INIT_WITH_UNIQUEID: join the job that
+ * attr->args.uid_args names. Returns 0 or an NVSHMEMX_ERROR_* status. */
+int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attributes);
+int nvshmemx_hostlib_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr);
+void nvshmemx_hostlib_finalize(void);
+/* One PE makes the ID; the application hands its 128 bytes to every PE. */
+int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uniqueid);
+/* Stores rank, rank count and a pointer to the ID (not a copy) in *attr. */
+int nvshmemx_set_attr_uniqueid_args(const int myrank, const int nranks,
+                                    const nvshmemx_uniqueid_t *uniqueid,
+                                    nvshmemx_init_attr_t *attr);
+
+NIIN_HOSTDEVICE int nvshmem_my_pe(void);
+NIIN_HOSTDEVICE int nvshmem_n_pes(void);
+/* 1.3: the OpenSHMEM specification version. */
+NIIN_HOSTDEVICE void nvshmem_info_get_version(int *major, int *minor);
+/* Writes NVSHMEM_VENDOR_STRING; `name` holds NVSHMEM_MAX_NAME_LEN bytes. */
+NIIN_HOSTDEVICE void nvshmem_info_get_name(char *name);
+/* 3.4.5: the NVSHMEM release whose API niin-rs implements. */
+NIIN_HOSTDEVICE void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch);
+
+/* ---- symmetric heap (collective; NULL for size 0 and on error) --------------------- */
+
+void *nvshmem_malloc(size_t size);
+void *nvshmem_calloc(size_t count, size_t size);
+void *nvshmem_align(size_t alignment, size_t size);
+void nvshmem_free(void *ptr);
+/* Load/store address of `ptr` on `pe`, or NULL when `pe` is not reachable that way. */
+NIIN_HOSTDEVICE void *nvshmem_ptr(const void *ptr, int pe);
+
+/* ---- host-initiated RMA (blocking; the _nbi forms complete at once too) ------------ */
+
+NIIN_HOSTDEVICE void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe);
+NIIN_HOSTDEVICE void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe);
+NIIN_HOSTDEVICE void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe);
+NIIN_HOSTDEVICE void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe);
+NIIN_HOSTDEVICE uint64_t nvshmem_signal_fetch(uint64_t *sig_addr);
+
+/* ---- synchronization --------------------------------------------------------------- */
+
+NIIN_HOSTDEVICE void nvshmem_quiet(void);
+NIIN_HOSTDEVICE void nvshmem_fence(void);
+NIIN_HOSTDEVICE int nvshmem_barrier(nvshmem_team_t team);
+NIIN_HOSTDEVICE void nvshmem_barrier_all(void);
+NIIN_HOSTDEVICE int nvshmem_team_sync(nvshmem_team_t team);
+NIIN_HOSTDEVICE void nvshmem_sync_all(void);
+#define nvshmem_sync nvshmem_team_sync
+
+/* ---- teams ------------------------------------------------------------------------- */
+
+NIIN_HOSTDEVICE int nvshmem_team_my_pe(nvshmem_team_t team);
+NIIN_HOSTDEVICE int nvshmem_team_n_pes(nvshmem_team_t team);
+NIIN_HOSTDEVICE int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe,
+                                              nvshmem_team_t dest_team);
+void nvshmem_team_get_config(nvshmem_team_t team, nvshmem_team_config_t *config);
+int nvshmem_team_split_strided(nvshmem_team_t parent_team, int PE_start, int PE_stride,
+                               int PE_size, const nvshmem_team_config_t *config,
+                               long config_mask, nvshmem_team_t *new_team);
+int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange,
+                          const nvshmem_team_config_t *xaxis_config, long xaxis_mask,
+                          nvshmem_team_t *xaxis_team,
+                          const nvshmem_team_config_t *yaxis_config, long yaxis_mask,
+                          nvshmem_team_t *yaxis_team);
+void nvshmem_team_destroy(nvshmem_team_t team);
+
+/* ---- stream-ordered operations (enqueue and return) -------------------------------- */
+
+void nvshmemx_barrier_all_on_stream(cudaStream_t stream);
+void nvshmemx_sync_all_on_stream(cudaStream_t stream);
+int nvshmemx_barrier_on_stream(nvshmem_team_t team, cudaStream_t stream);
+int nvshmemx_team_sync_on_stream(nvshmem_team_t team, cudaStream_t stream);
+void nvshmemx_quiet_on_stream(cudaStream_t cstrm);
+
+void nvshmemx_putmem_on_stream(void *dest, const void *source, size_t bytes, int pe,
+                               cudaStream_t cstrm);
+void nvshmemx_putmem_nbi_on_stream(void *dest, const void *source, size_t bytes, int pe,
+                                   cudaStream_t cstrm);
+void nvshmemx_getmem_on_stream(void *dest, const void *source, size_t bytes, int pe,
+                               cudaStream_t cstrm);
+void nvshmemx_getmem_nbi_on_stream(void *dest, const void *source, size_t bytes, int pe,
+                                   cudaStream_t cstrm);
+void nvshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t bytes,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                      cudaStream_t cstrm);
+void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t bytes,
+                                          uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                          int pe, cudaStream_t cstrm);
+void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                  cudaStream_t cstrm);
+void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
+                                          cudaStream_t cstream);
+
+/* ---- niin-rs extensions ------------------------------------------------------------ */
+
+/* Waits until everything enqueued on `stream` has run: cudaStreamSynchronize for
+ * programs without a CUDA runtime (the CPU mock transport). Returns 0, or an
+ * NVSHMEMX_ERROR_* status naming the first failed operation of the stream. */
+int niin_stream_synchronize(cudaStream_t stream);
+
+NIIN_END_C_DECLS
+
+/* Stores the MPI communicator for NVSHMEMX_INIT_WITH_MPI_COMM (NVSHMEM's helper). */
+static inline int nvshmemx_set_attr_mpi_comm_args(void *mpi_comm,
+                                                  nvshmemx_init_attr_t *nvshmem_attr) {
+    if (nvshmem_attr == NULL) return NVSHMEMX_ERROR_INVALID_VALUE;
+    nvshmem_attr->mpi_comm = mpi_comm;
+    return NVSHMEMX_SUCCESS;
+}
+
+/* ---- NVSHMEMX_INIT_WITH_MPI_COMM, done in the application -------------------------- */
+/*
+ * With -DNIIN_HAS_MPI, nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, &attr) runs this
+ * inline code in the application, which links MPI (the library does not): rank 0 of
+ * *attr->mpi_comm makes a unique ID, MPI_Bcast hands it (with rank 0's status) to every
+ * rank, and each rank calls the unique-ID init with its rank and the communicator's
+ * size. MPI must be initialized. Other flags go to the library unchanged. (Only calls
+ * are redirected: &nvshmemx_init_attr is still the library's function.)
+ */
+#if defined(NIIN_HAS_MPI) && !defined(__CUDACC_RTC__)
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What rank 0 broadcasts: its status, then the ID. */
+typedef struct {
+    int status;
+    nvshmemx_uniqueid_t id;
+} niin_mpi_uniqueid_msg_t;
+
+static inline int niin_init_attr_with_mpi(unsigned int flags, nvshmemx_init_attr_t *attr) {
+    int initialized = 0, rank = -1, size = 0;
+    MPI_Comm comm;
+    niin_mpi_uniqueid_msg_t msg;
+    nvshmemx_uniqueid_t empty = NVSHMEMX_UNIQUEID_INITIALIZER;
+    nvshmemx_init_attr_t uid_attr;
+
+    if ((flags & NVSHMEMX_INIT_WITH_MPI_COMM) == 0) return nvshmemx_init_attr(flags, attr);
+    if (attr == NULL || attr->mpi_comm == NULL) {
+        fprintf(stderr,
+                "NIIN: nvshmemx_init_attr: NVSHMEMX_INIT_WITH_MPI_COMM needs attr->mpi_comm "
+                "to point to an MPI_Comm\n");
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) {
+        fprintf(stderr,
+                "NIIN: nvshmemx_init_attr: NVSHMEMX_INIT_WITH_MPI_COMM needs MPI_Init to "
+                "have been called\n");
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    comm = *(MPI_Comm *)attr->mpi_comm;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+        fprintf(stderr,
+                "NIIN: nvshmemx_init_attr: MPI_Comm_rank/MPI_Comm_size failed on "
+                "attr->mpi_comm\n");
+        return NVSHMEMX_ERROR_INTERNAL;
+    }
+    memset(&msg, 0, sizeof msg);
+    msg.id = empty;
+    if (rank == 0) msg.status = nvshmemx_get_uniqueid(&msg.id);
+    if (MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
+        fprintf(stderr, "NIIN: nvshmemx_init_attr: MPI_Bcast of the unique ID failed\n");
+        return NVSHMEMX_ERROR_INTERNAL;
+    }
+    if (msg.status != 0) {
+        /* Rank 0's nvshmemx_get_uniqueid wrote its own NIIN: line. */
+        if (rank != 0)
+            fprintf(stderr,
+                    "NIIN: nvshmemx_init_attr: rank 0 could not make a unique ID (status "
+                    "%d)\n",
+                    msg.status);
+        return msg.status;
+    }
+    uid_attr = *attr;
+    uid_attr.mpi_comm = NULL;
+    nvshmemx_set_attr_uniqueid_args(rank, size, &msg.id, &uid_attr);
+    return nvshmemx_init_attr((flags & ~(unsigned int)NVSHMEMX_INIT_WITH_MPI_COMM) |
+                                  (unsigned int)NVSHMEMX_INIT_WITH_UNIQUEID,
+                              &uid_attr);
+}
+
+#define nvshmemx_init_attr(flags, attr) niin_init_attr_with_mpi((flags), (attr))
+#endif /* NIIN_HAS_MPI */
+
+#endif /* NIIN_HOST_API_H */

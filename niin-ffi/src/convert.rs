@@ -1,0 +1,96 @@
+//! Conversions from C arguments to niin-api's: pointers to symmetric views, PE numbers,
+//! signal operators, comparisons, streams, team handles.
+//!
+//! **Pointers and offsets.** A symmetric object has the same heap offset on every PE; the
+//! C API names it by its address in this PE's heap. `ptr - heap_base()` is the offset
+//! ([`World::sym_at`] does the subtraction and checks that `ptr` lies in the heap), and
+//! `heap_base() + offset` is the address handed back by `nvshmem_malloc`. Every operation
+//! checks the view against the live allocations again, so a stale or interior pointer is
+//! an error, never a stray access.
+
+use std::ffi::{c_int, c_void};
+
+use niin_api::{Cmp, SignalOp, SymSlice, TeamId, World};
+use niin_transport::StreamHandle;
+
+use crate::error::{FfiError, FfiResult};
+
+/// The address of heap offset `offset` in this PE's heap.
+pub(crate) fn local_address(world: &World, offset: u64) -> *mut c_void {
+    world.heap_base().wrapping_add(offset as usize).cast()
+}
+
+/// The symmetric view of `len` bytes at `ptr`, the argument `what` of the call.
+pub(crate) fn sym(
+    world: &World,
+    ptr: *const c_void,
+    len: usize,
+    what: &'static str,
+) -> FfiResult<SymSlice<u8>> {
+    if ptr.is_null() {
+        return Err(FfiError::Null(what));
+    }
+    world.sym_at(ptr.cast(), len).map_err(|_| {
+        let base = world.heap_base();
+        let end = base.wrapping_add(world.config().heap_size as usize);
+        FfiError::BadArgument(format!(
+            "{what} {ptr:p} is not in this PE's symmetric heap ({base:p}..{end:p}); it must \
+             point into memory from nvshmem_malloc, nvshmem_calloc or nvshmem_align"
+        ))
+    })
+}
+
+/// The signal word at `ptr` (one `uint64_t` of the symmetric heap).
+pub(crate) fn signal(
+    world: &World,
+    ptr: *const u64,
+    what: &'static str,
+) -> FfiResult<SymSlice<u64>> {
+    let bytes = sym(world, ptr.cast(), size_of::<u64>(), what)?;
+    Ok(SymSlice::from_raw_parts(world, bytes.offset(), 1))
+}
+
+/// A target PE number, checked against the world.
+pub(crate) fn pe(world: &World, pe: c_int) -> FfiResult<usize> {
+    match usize::try_from(pe) {
+        Ok(p) if p < world.n_pes() => Ok(p),
+        _ => Err(FfiError::Api(niin_api::Error::PeOutOfRange {
+            pe: world.my_pe(),
+            target: i64::from(pe),
+            n_pes: world.n_pes(),
+        })),
+    }
+}
+
+/// NVSHMEM's `sig_op` (`NVSHMEM_SIGNAL_SET` or `NVSHMEM_SIGNAL_ADD`).
+pub(crate) fn signal_op(op: c_int) -> FfiResult<SignalOp> {
+    SignalOp::from_raw(op).map_err(|e| FfiError::BadArgument(format!("sig_op: {e}")))
+}
+
+/// NVSHMEM's `cmp` (`NVSHMEM_CMP_*`).
+pub(crate) fn cmp(cmp: c_int) -> FfiResult<Cmp> {
+    Cmp::from_raw(cmp).map_err(|e| FfiError::BadArgument(format!("cmp: {e}")))
+}
+
+/// A `cudaStream_t` as the transport's stream handle (its value; 0 is the default stream).
+pub(crate) fn stream(stream: *mut c_void) -> StreamHandle {
+    StreamHandle(stream as usize as u64)
+}
+
+/// A team handle that must name a team of this world (`NVSHMEM_TEAM_INVALID` passes:
+/// NVSHMEM defines the result of every query on it).
+pub(crate) fn team(world: &World, team: c_int) -> FfiResult<TeamId> {
+    let id = TeamId(team);
+    if id != TeamId::INVALID && world.team_n_pes(id) < 0 {
+        return Err(FfiError::BadArgument(format!(
+            "team {team} is not a team handle: it is neither predefined nor a live team from \
+             nvshmem_team_split_*"
+        )));
+    }
+    Ok(id)
+}
+
+/// A count for C (`int`), saturating (PE counts always fit).
+pub(crate) fn c_count(n: usize) -> c_int {
+    c_int::try_from(n).unwrap_or(c_int::MAX)
+}

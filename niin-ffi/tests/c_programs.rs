@@ -1,0 +1,388 @@
+//! The C test programs of `tests/c/`, compiled with the system C compiler against
+//! `device/include` and linked to the `libnvshmem_host.so` this test run built, then run
+//! as multi-process jobs on the mock transport by niinrun's launcher library.
+//!
+//! - `host_api.c` as C (2 and 4 PEs, environment init), through the unique-ID
+//!   bootstrap (2 and 4 PEs), through the header's MPI path against `tests/c/fake_mpi`
+//!   (3 PEs), and compiled as C++ (2 PEs);
+//! - `wrong_use.c` (2 PEs): errors, not crashes, and exactly the `NIIN:` lines it
+//!   expects; then `nvshmem_global_exit` ending a job with its status;
+//! - the headers alone, as C11, C++11 and C++17, and the `NIIN_ON_NOT_IMPLEMENTED` check.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use niin_api::launch::{self, CleanupHook, JobOutcome, LaunchSpec, OutputMode};
+use nvshmem_host::uid::Uid;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("niin-ffi sits in the workspace")
+        .to_path_buf()
+}
+
+/// The folder of the `libnvshmem_host.so` built with this test: next to the test binary
+/// (`target/<profile>/deps`) or one level up. When neither has it, it is built into a
+/// target folder of its own (not the one this cargo run holds locked).
+fn lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let deps = exe.parent().expect("the deps folder").to_path_buf();
+        for dir in [
+            deps.clone(),
+            deps.parent().map(Path::to_path_buf).unwrap_or(deps),
+        ] {
+            if dir.join("libnvshmem_host.so").is_file() {
+                return dir;
+            }
+        }
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ffi-build");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "niin-ffi", "--target-dir"])
+            .arg(&target)
+            .current_dir(repo())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build -p niin-ffi failed");
+        target.join("debug")
+    })
+}
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
+    std::fs::create_dir_all(&dir).expect("the output folder");
+    dir
+}
+
+/// The C compiler: `$CC`, else `cc`; `$CXX`, else `c++`.
+fn compiler(cxx: bool) -> OsString {
+    let (var, default) = if cxx { ("CXX", "c++") } else { ("CC", "cc") };
+    std::env::var_os(var).unwrap_or_else(|| default.into())
+}
+
+/// Compiles `tests/c/<source>` into `name` with warnings as errors; `extra` adds flags
+/// (defines, include folders). `link` links libnvshmem_host; otherwise only compiles.
+fn compile(source: &str, name: &str, cxx: bool, extra: &[&str], link: bool) -> PathBuf {
+    let root = repo();
+    let out = out_dir().join(name);
+    let mut cmd = Command::new(compiler(cxx));
+    if cxx {
+        cmd.args(["-std=c++17", "-x", "c++"]);
+    } else {
+        cmd.arg("-std=c11");
+    }
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg("-I")
+        .arg(root.join("device/include"))
+        .arg("-I")
+        .arg(root.join("tests/c"))
+        .args(extra)
+        .arg(root.join("tests/c").join(source));
+    if link {
+        cmd.args(["-x", "none", "-o"])
+            .arg(&out)
+            .arg("-L")
+            .arg(lib_dir())
+            .arg("-lnvshmem_host");
+    } else {
+        cmd.args(["-c", "-o"]).arg(out.with_extension("o"));
+    }
+    let output = cmd.output().expect("the C compiler runs");
+    assert!(
+        output.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+fn program(name: &str) -> &'static Path {
+    static PROGRAMS: OnceLock<Vec<(&'static str, PathBuf)>> = OnceLock::new();
+    let all = PROGRAMS.get_or_init(|| {
+        let fake_mpi = format!("-I{}", repo().join("tests/c/fake_mpi").display());
+        vec![
+            (
+                "host_api",
+                compile("host_api.c", "host_api", false, &[], true),
+            ),
+            (
+                "host_api_cxx",
+                compile("host_api.c", "host_api_cxx", true, &[], true),
+            ),
+            (
+                "host_api_mpi",
+                compile(
+                    "host_api.c",
+                    "host_api_mpi",
+                    false,
+                    &["-DNIIN_HAS_MPI", &fake_mpi],
+                    true,
+                ),
+            ),
+            (
+                "wrong_use",
+                compile("wrong_use.c", "wrong_use", false, &[], true),
+            ),
+            (
+                "wrong_use_cxx",
+                compile("wrong_use.c", "wrong_use_cxx", true, &[], true),
+            ),
+        ]
+    });
+    all.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| p.as_path())
+        .expect("a known program")
+}
+
+/// Removes the mock files of a unique-ID job, whose id only the ID that PE 0 left in
+/// the rendezvous folder knows (`host_api uid` publishes it there).
+fn uid_job_cleanup() -> CleanupHook {
+    CleanupHook::new("unique-ID mock job files", |job| {
+        let Ok(bytes) = std::fs::read(job.rendezvous_dir.join("nvshmem-uid")) else {
+            return Ok(());
+        };
+        let Some(internal) = bytes.get(4..128) else {
+            return Ok(());
+        };
+        let mut id = [0u8; 124];
+        id.copy_from_slice(internal);
+        if let Some(job_id) = Uid::decode(&id).ok().and_then(|u| u.mock_job_id()) {
+            for path in launch::mock_transport_paths(&job_id) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        Ok(())
+    })
+}
+
+fn run(n_pes: usize, program: &Path, args: &[&str]) -> JobOutcome {
+    run_with_env(n_pes, program, args, &[])
+}
+
+/// As [`run`], with `env` added last (overriding the defaults).
+fn run_with_env(n_pes: usize, program: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutcome {
+    let mut spec = LaunchSpec::new(n_pes, program);
+    spec.args = args.iter().map(Into::into).collect();
+    spec.timeout = Some(Duration::from_secs(120));
+    spec.output = OutputMode::Capture;
+    spec.extra_env = vec![
+        ("NIIN_TRANSPORT".into(), "mock".into()),
+        ("NVSHMEM_SYMMETRIC_SIZE".into(), "16M".into()),
+        ("NIIN_TIMEOUT".into(), "30".into()),
+        ("LD_LIBRARY_PATH".into(), lib_dir().into()),
+    ];
+    spec.extra_env.extend(
+        env.iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    spec.cleanup.push(CleanupHook::mock_transport());
+    spec.cleanup.push(uid_job_cleanup());
+    launch::run(&spec).expect("the launcher starts the job")
+}
+
+/// Every PE's output, for failure messages.
+fn transcript(outcome: &JobOutcome) -> String {
+    let mut text = String::new();
+    for (pe, r) in outcome.pes.iter().enumerate() {
+        text += &format!(
+            "--- PE {pe}: {}\n{}--- stderr\n{}",
+            r.status,
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    text
+}
+
+/// Runs `program` and checks that every PE passed every check, wrote no `NIIN:` line,
+/// and left no mock files behind.
+fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
+    let outcome = run(n_pes, program, args);
+    let text = transcript(&outcome);
+    assert!(
+        outcome.success(),
+        "job failed: {:?}\n{text}",
+        outcome.message()
+    );
+    for r in &outcome.pes {
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(out.contains("DONE failures=0"), "{text}");
+        assert!(!out.contains("FAIL"), "{text}");
+        assert!(out.contains("PASS putmem_on_stream_ring"), "{text}");
+        assert!(out.contains("PASS putmem_signal_on_stream_data"), "{text}");
+        assert!(r.stderr.is_empty(), "no NIIN: line expected:\n{text}");
+    }
+    for path in launch::mock_transport_paths(&outcome.job.job_id) {
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+}
+
+#[test]
+fn host_api_with_two_and_four_pes() {
+    run_clean(2, program("host_api"), &[]);
+    run_clean(4, program("host_api"), &["env"]);
+}
+
+#[test]
+fn host_api_as_cxx() {
+    run_clean(2, program("host_api_cxx"), &[]);
+}
+
+#[test]
+fn host_api_through_the_unique_id_bootstrap() {
+    run_clean(2, program("host_api"), &["uid"]);
+    run_clean(4, program("host_api"), &["uid"]);
+}
+
+#[test]
+fn host_api_through_the_headers_mpi_path() {
+    run_clean(3, program("host_api_mpi"), &["mpi"]);
+}
+
+#[test]
+fn wrong_use_gives_errors_and_one_line_each() {
+    for name in ["wrong_use", "wrong_use_cxx"] {
+        let outcome = run(2, program(name), &[]);
+        let text = transcript(&outcome);
+        assert!(
+            outcome.success(),
+            "job failed: {:?}\n{text}",
+            outcome.message()
+        );
+        for r in &outcome.pes {
+            let out = String::from_utf8_lossy(&r.stdout);
+            assert!(
+                out.contains("DONE failures=0") && !out.contains("FAIL"),
+                "{text}"
+            );
+            let expected: usize = out
+                .lines()
+                .find_map(|l| l.strip_prefix("EXPECT_NIIN_LINES "))
+                .and_then(|n| n.trim().parse().ok())
+                .expect("the program says how many lines it expects");
+            let err = String::from_utf8_lossy(&r.stderr);
+            let lines: Vec<&str> = err.lines().collect();
+            assert_eq!(lines.len(), expected, "NIIN: lines:\n{text}");
+            for line in lines {
+                let rest = line
+                    .strip_prefix("NIIN: ")
+                    .expect("every line is a NIIN: line");
+                let (function, what) = rest.split_once(": ").expect("NIIN: <function>: <what>");
+                assert!(
+                    !function.is_empty()
+                        && function
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b == b'_'),
+                    "{line}"
+                );
+                assert!(!what.trim().is_empty(), "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn global_exit_ends_the_job_with_its_status() {
+    let outcome = run(2, program("wrong_use"), &["exit"]);
+    let text = transcript(&outcome);
+    assert_eq!(outcome.failed_pe(), Some(0), "{text}");
+    assert_eq!(outcome.exit_code(), 7, "{text}");
+    assert_eq!(outcome.pes[0].status, launch::PeStatus::Exited(7), "{text}");
+}
+
+#[test]
+fn a_failed_nvshmem_init_exits_with_one_line() {
+    let outcome = run_with_env(
+        1,
+        program("host_api"),
+        &[],
+        &[("NIIN_TRANSPORT", "nonsense")],
+    );
+    let text = transcript(&outcome);
+    assert_eq!(outcome.pes[0].status, launch::PeStatus::Exited(1), "{text}");
+    let err = String::from_utf8_lossy(&outcome.pes[0].stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("NIIN: nvshmem_init: ")
+            && lines[0].contains("NIIN_TRANSPORT=\"nonsense\"")
+            && lines[0].contains("exiting with status 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn headers_compile_alone_in_c_and_cxx() {
+    let source = out_dir().join("headers_only.c");
+    std::fs::write(
+        &source,
+        "#include <nvshmem.h>\n#include <nvshmemx.h>\n#include <nvshmem.h>\n\
+         int headers_only(void);\n\
+         int headers_only(void) {\n\
+           nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;\n\
+           nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;\n\
+           nvshmem_team_config_t config = NVSHMEM_TEAM_CONFIG_INITIALIZER;\n\
+           nvshmem_team_t team = NVSHMEM_TEAM_WORLD;\n\
+           nvshmemx_init_init_attr_ver_only(attr);\n\
+           return attr.args.uid_args.myrank + id.version + config.num_contexts + team +\n\
+                  NIIN_ON_NOT_IMPLEMENTED + NVSHMEM_VENDOR_VERSION;\n\
+         }\n",
+    )
+    .unwrap();
+    let root = repo();
+    let include = root.join("device/include");
+    let try_compile = |cc: OsString, std: &str, lang: &str, extra: &[&str]| {
+        Command::new(cc)
+            .args([
+                std,
+                "-x",
+                lang,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-c",
+            ])
+            .arg("-I")
+            .arg(&include)
+            .args(extra)
+            .arg(&source)
+            .arg("-o")
+            .arg(out_dir().join("headers_only.o"))
+            .output()
+            .expect("the compiler runs")
+    };
+    for (cxx, std, lang) in [
+        (false, "-std=c11", "c"),
+        (true, "-std=c++11", "c++"),
+        (true, "-std=c++17", "c++"),
+    ] {
+        for extra in [&[][..], &["-DNIIN_ON_NOT_IMPLEMENTED=NIIN_WARN"][..]] {
+            let out = try_compile(compiler(cxx), std, lang, extra);
+            assert!(
+                out.status.success(),
+                "{std} {extra:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let out = try_compile(
+        compiler(false),
+        "-std=c11",
+        "c",
+        &["-DNIIN_ON_NOT_IMPLEMENTED=NIIN_TRAPS"],
+    );
+    assert!(!out.status.success(), "an unknown policy is refused");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("NIIN_ON_NOT_IMPLEMENTED must be"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds, on this (CPU) machine, everything the GPU host tests need and puts it in .gpu/
+# (git-ignored), to be carried to the GPU machine together with .niin-nccl/:
+#
+#   .gpu/NIIN_HOME/{include,lib}   our headers and libnvshmem_host.so (scripts/build-niin-home.sh)
+#   .gpu/bin/                      niinrun, niin-nccl-info, check_worker (release, stripped)
+#
+# Then, on the GPU machine (see scripts/gpu/host-tests.sh):
+#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/host-tests.sh
+#
+# The NCCL 2.31.2 bundle comes from ../shared/tools/nccl-bundle (GPU.md):
+#   ../shared/tools/nccl-bundle --version 2.31.2 --arch 90 --out .niin-nccl
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+rm -rf .gpu
+mkdir -p .gpu/bin
+bash scripts/build-niin-home.sh .gpu/NIIN_HOME
+cargo build --release -p niin-api --bin niinrun -p niin-transport --bin niin-nccl-info -p niin-tests --bin check_worker
+for b in niinrun niin-nccl-info check_worker; do
+    cp "target/release/$b" .gpu/bin/
+    strip .gpu/bin/$b
+done
+strip .gpu/NIIN_HOME/lib/libnvshmem_host.so
+ls -la .niin-nccl/*.tar.xz >/dev/null
+du -sh .gpu .niin-nccl

@@ -1,0 +1,267 @@
+/*
+ * host_api.c -- checks of NVSHMEM's host API, run as every PE of a job.
+ *
+ *   host_api [env|uid|mpi]
+ *
+ *   env  (default) nvshmem_init: the library reads the launcher's environment
+ *   uid  unique-ID bootstrap: PE 0 calls nvshmemx_get_uniqueid and hands the ID to the
+ *        others through $NIIN_RENDEZVOUS_DIR (niinrun's job directory), then every PE
+ *        calls nvshmemx_set_attr_uniqueid_args and nvshmemx_init_attr
+ *   mpi  nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM) on MPI_COMM_WORLD; needs
+ *        -DNIIN_HAS_MPI and an <mpi.h> (real MPI, or tests/c/fake_mpi under niinrun)
+ *
+ * Prints "PASS <check>" or "FAIL <check>: <why>" per check and "DONE failures=<n>";
+ * exits 1 if a check failed. Plain C11/C++ using only the NVSHMEM API (plus
+ * niin_stream_synchronize without -DNIIN_TEST_CUDA; see niin_test.h).
+ *
+ * CPU mock, 4 PEs:   NIIN_TRANSPORT=mock niinrun -n 4 ./host_api
+ * GPU (niin-rs):     nvcc -x cu -DNIIN_TEST_CUDA -I$NIIN_HOME/include -Itests/c
+ *                         tests/c/host_api.c -L$NIIN_HOME/lib -lnvshmem_host
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "niin_test.h"
+
+#ifdef NIIN_HAS_MPI
+#include <mpi.h>
+#endif
+
+#define N 4096
+
+static unsigned char pattern(int pe, size_t i) { return (unsigned char)(pe * 37 + i * 11 + 5); }
+
+/* Initializes the library as `mode` says; returns 0 on success. */
+static int init(const char *mode, int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    if (strcmp(mode, "env") == 0) {
+        nvshmem_init();
+        return 0;
+    }
+    if (strcmp(mode, "uid") == 0) {
+        nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        int rank = niin_launcher_rank(), nranks = niin_launcher_size();
+        int status;
+        if (rank < 0 || nranks < 1) {
+            CHECK("uid_launcher", 0, "no rank/size in the environment (NIIN_PE, NIIN_NPES)");
+            return 1;
+        }
+        if (rank == 0) {
+            status = nvshmemx_get_uniqueid(&id);
+            CHECK("get_uniqueid", status == 0, "status %d", status);
+            if (status != 0 || niin_rv_publish("nvshmem-uid", &id, sizeof id) != 0) return 1;
+        } else if (niin_rv_fetch("nvshmem-uid", &id, sizeof id, 60) != 0) {
+            CHECK("uid_fetch", 0, "no unique ID from PE 0 in $NIIN_RENDEZVOUS_DIR");
+            return 1;
+        }
+        status = nvshmemx_set_attr_uniqueid_args(rank, nranks, &id, &attr);
+        CHECK("set_attr_uniqueid_args", status == 0, "status %d", status);
+        status = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr);
+        CHECK("init_attr_uniqueid", status == 0, "status %d", status);
+        return status;
+    }
+    if (strcmp(mode, "mpi") == 0) {
+#ifdef NIIN_HAS_MPI
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        MPI_Comm comm = MPI_COMM_WORLD;
+        int status;
+        MPI_Init(argc, argv);
+        attr.mpi_comm = &comm;
+        status = nvshmemx_init_attr(NVSHMEMX_INIT_WITH_MPI_COMM, &attr);
+        CHECK("init_attr_mpi_comm", status == 0, "status %d", status);
+        return status;
+#else
+        CHECK("mpi_mode", 0, "built without -DNIIN_HAS_MPI");
+        return 1;
+#endif
+    }
+    CHECK("mode", 0, "unknown mode %s (env, uid or mpi)", mode);
+    return 1;
+}
+
+static void query_checks(int me, int n) {
+    char name[NVSHMEM_MAX_NAME_LEN];
+    int major = -1, minor = -1, patch = -1;
+    int shared_n = nvshmem_team_n_pes(NVSHMEM_TEAM_SHARED);
+    int node_n = nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE);
+    int launcher_n = niin_launcher_size();
+
+    CHECK("init_status", nvshmemx_init_status() == NVSHMEM_STATUS_IS_INITIALIZED, "status %d",
+          nvshmemx_init_status());
+    CHECK("my_pe_n_pes", n >= 1 && me >= 0 && me < n, "my_pe %d, n_pes %d", me, n);
+    CHECK("n_pes_is_the_launchers", launcher_n < 0 || n == launcher_n, "n_pes %d, launcher %d",
+          n, launcher_n);
+    CHECK("team_world", nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD) == me &&
+                            nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD) == n,
+          "team_my_pe %d, team_n_pes %d", nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD),
+          nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD));
+    CHECK("team_shared", shared_n >= 1 && shared_n <= n &&
+                             nvshmem_team_my_pe(NVSHMEM_TEAM_SHARED) >= 0 &&
+                             nvshmem_team_my_pe(NVSHMEM_TEAM_SHARED) < shared_n,
+          "team_n_pes %d, team_my_pe %d", shared_n, nvshmem_team_my_pe(NVSHMEM_TEAM_SHARED));
+    CHECK("team_node", node_n >= 1 && node_n <= n &&
+                           nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) >= 0 &&
+                           nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) < node_n,
+          "team_n_pes %d", node_n);
+    CHECK("team_same_mype_node", nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_MYPE_NODE) >= 1,
+          "team_n_pes %d", nvshmem_team_n_pes(NVSHMEMX_TEAM_SAME_MYPE_NODE));
+    CHECK("team_invalid", nvshmem_team_my_pe(NVSHMEM_TEAM_INVALID) == -1 &&
+                              nvshmem_team_n_pes(NVSHMEM_TEAM_INVALID) == -1,
+          "team_my_pe %d, team_n_pes %d", nvshmem_team_my_pe(NVSHMEM_TEAM_INVALID),
+          nvshmem_team_n_pes(NVSHMEM_TEAM_INVALID));
+
+    memset(name, 'x', sizeof name);
+    nvshmem_info_get_name(name);
+    CHECK("info_get_name", memchr(name, 0, sizeof name) != NULL && name[0] != '\0' &&
+                               strcmp(name, NVSHMEM_VENDOR_STRING) == 0,
+          "name \"%.*s\", NVSHMEM_VENDOR_STRING \"%s\"", (int)sizeof name, name,
+          NVSHMEM_VENDOR_STRING);
+    nvshmem_info_get_version(&major, &minor);
+    CHECK("info_get_version", major == NVSHMEM_MAJOR_VERSION && minor == NVSHMEM_MINOR_VERSION,
+          "%d.%d", major, minor);
+    nvshmemx_vendor_get_version_info(&major, &minor, &patch);
+    CHECK("vendor_get_version_info",
+          major == NVSHMEM_VENDOR_MAJOR_VERSION && minor == NVSHMEM_VENDOR_MINOR_VERSION &&
+              patch == NVSHMEM_VENDOR_PATCH_VERSION,
+          "%d.%d.%d", major, minor, patch);
+}
+
+/* Counts bytes of `got` that differ from pattern(pe, .). */
+static size_t mismatches(const unsigned char *got, size_t n, int pe) {
+    size_t i, bad = 0;
+    for (i = 0; i < n; i++) bad += got[i] != pattern(pe, i);
+    return bad;
+}
+
+static void rma_checks(int me, int n) {
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    cudaStream_t stream = 0;
+    unsigned char *buf = (unsigned char *)nvshmem_malloc(N);
+    unsigned char *buf2 = (unsigned char *)nvshmem_malloc(N);
+    uint64_t *sig = (uint64_t *)nvshmem_calloc(2, sizeof(uint64_t));
+    void *aligned = nvshmem_align(4096, 100);
+    unsigned char *src = (unsigned char *)local_alloc(N);
+    unsigned char *dst = (unsigned char *)local_alloc(N);
+    unsigned char *dst2 = (unsigned char *)local_alloc(N);
+    unsigned char *host = (unsigned char *)malloc(N);
+    unsigned char *host2 = (unsigned char *)malloc(N);
+    uint64_t sigs[2] = {99, 99};
+    unsigned long long word = 0;
+    size_t i, bad, bad2;
+    int status;
+
+    CHECK("malloc", buf != NULL && buf2 != NULL, "buf %p, buf2 %p", (void *)buf, (void *)buf2);
+    CHECK("calloc", sig != NULL, "NULL");
+    CHECK("align", aligned != NULL && (uintptr_t)aligned % 4096 == 0, "%p", aligned);
+    CHECK("malloc_zero_is_null", nvshmem_malloc(0) == NULL, "not NULL");
+    if (buf == NULL || buf2 == NULL || sig == NULL || src == NULL || host == NULL) return;
+    copy_out(sigs, sig, sizeof sigs);
+    CHECK("calloc_zeroed", sigs[0] == 0 && sigs[1] == 0, "%llu %llu",
+          (unsigned long long)sigs[0], (unsigned long long)sigs[1]);
+    CHECK("ptr_self", nvshmem_ptr(buf, me) == (void *)buf, "%p for %p", nvshmem_ptr(buf, me),
+          (void *)buf);
+
+    /* A ring on the default stream: put to the next PE, barrier, read back. */
+    for (i = 0; i < N; i++) host[i] = pattern(me, i);
+    copy_in(src, host, N);
+    nvshmemx_putmem_on_stream(buf, src, N, next, stream);
+    nvshmemx_barrier_all_on_stream(stream);
+    nvshmemx_getmem_on_stream(dst, buf, N, me, stream);
+    nvshmemx_getmem_on_stream(dst2, buf, N, next, stream);
+    nvshmemx_quiet_on_stream(stream);
+    status = stream_sync(stream);
+    CHECK("stream_sync", status == 0, "status %d", status);
+    copy_out(host, dst, N);
+    copy_out(host2, dst2, N);
+    bad = mismatches(host, N, prev);
+    bad2 = mismatches(host2, N, me);
+    CHECK("putmem_on_stream_ring", bad == 0, "%zu of %d bytes from PE %d differ", bad, N, prev);
+    CHECK("getmem_on_stream_remote", bad2 == 0, "%zu of %d bytes read from PE %d differ", bad2,
+          N, next);
+
+    /* Put with signal (ADD), waited for on the stream. */
+    nvshmemx_putmem_signal_on_stream(buf2, src, N, &sig[0], 1, NVSHMEM_SIGNAL_ADD, next, stream);
+    nvshmemx_signal_wait_until_on_stream(&sig[0], NVSHMEM_CMP_GE, 1, stream);
+    nvshmemx_getmem_on_stream(dst, buf2, N, me, stream);
+    /* And with SET: 8 bytes and the value 42. */
+    nvshmemx_putmem_signal_on_stream(buf2, src, 8, &sig[1], 42, NVSHMEM_SIGNAL_SET, next, stream);
+    nvshmemx_signal_wait_until_on_stream(&sig[1], NVSHMEM_CMP_EQ, 42, stream);
+    status = stream_sync(stream);
+    CHECK("stream_sync_signals", status == 0, "status %d", status);
+    copy_out(host, dst, N);
+    copy_out(sigs, sig, sizeof sigs);
+    bad = mismatches(host, N, prev);
+    CHECK("putmem_signal_on_stream_data", bad == 0, "%zu of %d bytes from PE %d differ", bad, N,
+          prev);
+    CHECK("putmem_signal_on_stream_add", sigs[0] == 1, "signal %llu",
+          (unsigned long long)sigs[0]);
+    CHECK("putmem_signal_on_stream_set", sigs[1] == 42, "signal %llu",
+          (unsigned long long)sigs[1]);
+
+    /* Host-initiated blocking put and get. Every PE is done with buf (its stream ran). */
+    nvshmem_barrier_all();
+    word = 1000 + (unsigned long long)me;
+    copy_in(src, &word, sizeof word);
+    nvshmem_putmem(buf, src, sizeof word, next);
+    nvshmem_quiet();
+    nvshmem_barrier_all();
+    nvshmem_getmem(dst, buf, sizeof word, me);
+    copy_out(&word, dst, sizeof word);
+    CHECK("putmem_getmem_host", word == 1000 + (unsigned long long)prev, "got %llu, want %d",
+          word, 1000 + prev);
+    nvshmem_fence();
+    nvshmem_sync_all();
+
+    /* The even PEs as a team. */
+    {
+        nvshmem_team_t even = NVSHMEM_TEAM_INVALID;
+        int size = (n + 1) / 2;
+        status = nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, size, NULL, 0, &even);
+        CHECK("team_split_strided", status == 0, "status %d", status);
+        if (me % 2 == 0) {
+            CHECK("team_split_member", nvshmem_team_my_pe(even) == me / 2 &&
+                                           nvshmem_team_n_pes(even) == size &&
+                                           nvshmem_team_translate_pe(even, 0, NVSHMEM_TEAM_WORLD) == 0,
+                  "team %d: my_pe %d, n_pes %d", (int)even, nvshmem_team_my_pe(even),
+                  nvshmem_team_n_pes(even));
+            status = nvshmem_barrier(even);
+            CHECK("team_barrier", status == 0, "status %d", status);
+            nvshmem_team_destroy(even);
+        } else {
+            CHECK("team_split_non_member", even == NVSHMEM_TEAM_INVALID, "team %d", (int)even);
+        }
+    }
+
+    nvshmem_free(aligned);
+    nvshmem_free(sig);
+    nvshmem_free(buf2);
+    nvshmem_free(buf);
+    local_free(src);
+    local_free(dst);
+    local_free(dst2);
+    free(host);
+    free(host2);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "env";
+    int me, n;
+
+    select_device();
+    if (init(mode, &argc, &argv) != 0) {
+        printf("DONE failures=%d (init failed)\n", niin_test_failures + 1);
+        return 1;
+    }
+    me = nvshmem_my_pe();
+    n = nvshmem_n_pes();
+    query_checks(me, n);
+    if (n >= 1 && me >= 0) rma_checks(me, n);
+    nvshmem_finalize();
+    CHECK("finalized", nvshmemx_init_status() != NVSHMEM_STATUS_IS_INITIALIZED, "status %d",
+          nvshmemx_init_status());
+#ifdef NIIN_HAS_MPI
+    if (strcmp(mode, "mpi") == 0) MPI_Finalize();
+#endif
+    printf("DONE failures=%d\n", niin_test_failures);
+    return niin_test_failures == 0 ? 0 : 1;
+}
