@@ -67,7 +67,13 @@ impl World {
     /// process's place in its job ([`crate::bootstrap`]) from the environment and joins
     /// the job's world. Without a launcher, a world of one PE.
     pub fn init() -> Result<World> {
-        let config = WorldConfig::from_env()?;
+        World::init_with_config(&WorldConfig::from_env()?)
+    }
+
+    /// As [`World::init`], with the configuration given rather than read from the
+    /// environment (the place in the job still comes from the launcher's variables).
+    pub fn init_with_config(config: &WorldConfig) -> Result<World> {
+        let config = config.clone();
         let lookup = |k: &str| std::env::var(k).ok();
         let placement = bootstrap::detect(lookup)?;
         match config.transport {

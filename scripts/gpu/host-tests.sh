@@ -22,6 +22,8 @@ exec > >(tee -a "$LOG") 2>&1
 # NVLink multicast stays off (GPU.md / KINDS.md); NCCL bootstraps over loopback.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export NCCL_SOCKET_IFNAME=lo NIIN_TIMEOUT=30
+# Both libraries get the same heap, large enough for the 256 MiB bandwidth buffer.
+export NVSHMEM_SYMMETRIC_SIZE=1G
 
 NH=$PWD/.gpu/NIIN_HOME
 BIN=$PWD/.gpu/bin
@@ -78,7 +80,7 @@ run "C host API, MPI init (NIIN_HAS_MPI), 2 PEs, NCCL 2.31.2" env NIIN_TRANSPORT
     /tmp/niin-t/host_api_mpi mpi
 
 echo "=== 3. Rust conformance checks on the NCCL transport"
-CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations heap_symmetric bad_input"
+CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations teams_split_translate_barrier heap_symmetric bad_input"
 run "Rust checks, 1 PE, NCCL 2.28.3" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL228 \
     "$BIN/niinrun" -n 1 --timeout 120 "$BIN/check_worker" bad_input heap_symmetric
 for n in 2 4; do
@@ -92,9 +94,11 @@ run "bandwidth niin-rs (niinrun, nvshmem_init)" env NIIN_TRANSPORT=nccl NIIN_NCC
 run "bandwidth niin-rs (mpirun, unique-id init)" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
     NCCL_MULTI_RANK_GPU_ENABLE=1 mpirun --allow-run-as-root --oversubscribe -np 2 \
     -x NIIN_TRANSPORT -x NIIN_NCCL_LIBRARY -x NCCL_MULTI_RANK_GPU_ENABLE -x NCCL_NVLS_ENABLE -x NCCL_SOCKET_IFNAME \
-    /tmp/niin-t/bw_niin_mpi
+    -x NVSHMEM_SYMMETRIC_SIZE /tmp/niin-t/bw_niin_mpi
 run "bandwidth NVSHMEM 3.4.5 (mpirun, unique-id init)" mpirun --allow-run-as-root --oversubscribe -np 2 \
-    -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH=$NV/lib /tmp/niin-t/bw_nvshmem
-grep -h "putmem_on_stream\|library:" "$LOG" | tee -a "$SUMMARY"
+    -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_SYMMETRIC_SIZE -x LD_LIBRARY_PATH=$NV/lib /tmp/niin-t/bw_nvshmem
+# (no tee here: the log is being written by this very script's output)
+grep -h "putmem_on_stream [0-9]\|library:\|data check" "$LOG" | sort -u >"$OUT/bandwidth.txt"
+cat "$OUT/bandwidth.txt" >>"$SUMMARY"
 echo "=== summary"
 cat "$SUMMARY"

@@ -73,6 +73,11 @@ int main(int argc, char **argv) {
     }
     const size_t max_bytes = 256u << 20;
     char *dst = (char *)nvshmem_malloc(max_bytes);
+    if (dst == nullptr) {
+        fprintf(stderr, "FAIL putmem_bw: nvshmem_malloc(%zu) returned NULL (set NVSHMEM_SYMMETRIC_SIZE)\n", max_bytes);
+        fini();
+        return 1;
+    }
     char *src = nullptr;
     CHECK_CUDA(cudaMalloc(&src, max_bytes));
     CHECK_CUDA(cudaMemset(src, 0x5a, max_bytes));

@@ -16,13 +16,14 @@
 //! | other stream waits | a polling kernel with a deadline (`NIIN_TIMEOUT`) |
 //! | blocking waits | host polling of the word with a deadline |
 //! | barrier over all PEs | `ncclAllReduce` of one integer on the stream |
+//! | blocking barrier over a sub-team | a central, self-resetting counter in the control area after the heap (one word per team handle at the team's PE 0), advanced with the AMO kernel and polled from the host |
 //!
 //! [`Order::Now`] operations run on an internal stream and are synchronized before the
 //! call returns; [`Order::Stream`] operations are enqueued on the caller's stream (a
 //! `CUstream` value; 0 is the legacy default stream) and return at once.
 //!
-//! Limits: a host barrier over a team other than all PEs is not implemented here (an
-//! error says so); `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses
+//! Limits: a stream-ordered barrier over a team other than all PEs is not implemented (an
+//! error says so), nor is a sub-team barrier over team handles ≥ [`MAX_BARRIER_TEAMS`]; `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses
 //! too) — kernel waits do. On NCCL 2.28, which cannot tell the host the peers' addresses,
 //! only a world of one PE works (an error names the version for more).
 
@@ -52,6 +53,13 @@ fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
         what: e.to_string(),
     }
 }
+
+/// Bytes after the heap that hold the team barrier words: one 64-bit word per team
+/// handle (generation in the high half, arrivals in the low half), at the team's PE 0.
+const CONTROL_BYTES: usize = MAX_BARRIER_TEAMS * 8;
+
+/// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`).
+pub const MAX_BARRIER_TEAMS: usize = 4096;
 
 /// What a wait compares each word with.
 #[derive(Clone, Copy)]
@@ -126,14 +134,17 @@ impl LsaTransport {
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
-        let heap = nccl.mem_alloc(heap_size as usize).map_err(nccl_err)?;
+        // The heap, then the transport's control area (team barrier words), in one
+        // allocation and one window, so every LSA peer reaches both.
+        let total = heap_size as usize + CONTROL_BYTES;
+        let heap = nccl.mem_alloc(total).map_err(nccl_err)?;
         let strict = nccl.capabilities().strict_ordering_window_flag;
         let flags = WindowFlags {
             coll_symmetric: true,
             strict_ordering: strict,
         };
         let window = comm
-            .register_window(heap.ptr(), heap_size as usize, flags)
+            .register_window(heap.ptr(), total, flags)
             .map_err(nccl_err)?;
         let mut bases = vec![None; n_pes];
         bases[pe] = Some(heap.ptr());
@@ -155,8 +166,7 @@ impl LsaTransport {
         }
         let internal = Stream::create().map_err(cuda_err)?;
         // SAFETY: the heap is `heap_size` bytes of device memory owned by `heap`.
-        unsafe { cuda::memset_d8_async(heap.ptr(), 0, heap_size as usize, &internal) }
-            .map_err(cuda_err)?;
+        unsafe { cuda::memset_d8_async(heap.ptr(), 0, total, &internal) }.map_err(cuda_err)?;
         internal.synchronize().map_err(cuda_err)?;
         let kernels = HostKernels::load(&device).map_err(cuda_err)?;
         let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;
@@ -368,6 +378,79 @@ impl LsaTransport {
         let ptr = buf.ptr();
         self.keep(order, buf);
         Ok(ptr)
+    }
+
+    /// One AMO on the 8-byte word at device address `at` (a checked heap or control
+    /// word), returning the old value.
+    fn amo_raw(&self, at: u64, op: AmoOp, operand: u64) -> Result<u64> {
+        let slot = self.amo_result.lock().unwrap_or_else(|e| e.into_inner());
+        self.on(Order::Now, |s| {
+            // SAFETY: `at` is an 8-aligned word of a mapped window; `slot` is a mapped
+            // pinned word, held (locked) until after the synchronization in `on`.
+            unsafe {
+                self.kernels
+                    .amo(s, at, op, 8, operand, 0, slot.device_ptr())
+            }
+            .map_err(cuda_err)
+        })?;
+        slot.load_u64(0).map_err(cuda_err)
+    }
+
+    /// A blocking barrier over a team of LSA peers: a self-resetting central barrier on
+    /// the team's word in the control area of its PE 0. Each member adds one arrival; the
+    /// last one clears the arrivals and bumps the generation, which the others poll for.
+    fn team_barrier_now(&self, team: TeamSync) -> Result<()> {
+        let slot = usize::try_from(team.team)
+            .ok()
+            .filter(|&t| t < MAX_BARRIER_TEAMS)
+            .ok_or_else(|| TransportError::BadArgument {
+                op: "barrier",
+                what: format!(
+                    "team handle {} is outside the {MAX_BARRIER_TEAMS} barrier slots",
+                    team.team
+                ),
+            })?;
+        if team.team_pe(self.pe).is_none() {
+            return Err(TransportError::BadArgument {
+                op: "barrier",
+                what: format!("PE {} is not a member of team {}", self.pe, team.team),
+            });
+        }
+        // Quiet first: this PE's earlier blocking operations have completed.
+        self.internal.synchronize().map_err(cuda_err)?;
+        if team.size == 1 {
+            return Ok(());
+        }
+        let word = self.base(team.start)? + self.heap_size + (slot * 8) as u64;
+        let old = self.amo_raw(word, AmoOp::FetchAdd, 1)?;
+        let (generation, arrived) = (old >> 32, old & 0xFFFF_FFFF);
+        if arrived + 1 == team.size as u64 {
+            self.amo_raw(word, AmoOp::Set, (generation + 1) << 32)?;
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
+        loop {
+            let now = u64::from_le_bytes(self.read_now(word, 8)?.try_into().expect("8 bytes"));
+            if now >> 32 != generation {
+                return Ok(());
+            }
+            if start.elapsed() > self.timeout {
+                return Err(TransportError::Timeout {
+                    pe: self.pe,
+                    op: "barrier",
+                    waited: start.elapsed(),
+                    detail: format!(
+                        "team {}: {} of {} PEs arrived",
+                        team.team,
+                        now & 0xFFFF_FFFF,
+                        team.size
+                    ),
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_micros(100));
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -831,13 +914,17 @@ impl Transport for LsaTransport {
 
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
         self.live()?;
-        if !(team.start == 0 && team.stride == 1 && team.size == self.n_pes) {
-            return Err(TransportError::NotImplemented {
-                what: format!(
-                    "a host barrier over team {} ({} PEs from PE {} stride {}) on the NCCL transport; only all PEs",
-                    team.team, team.size, team.start, team.stride
-                ),
-            });
+        let all = team.start == 0 && team.stride == 1 && team.size == self.n_pes;
+        if !all {
+            return match order {
+                Order::Now => self.team_barrier_now(team),
+                Order::Stream(_) => Err(TransportError::NotImplemented {
+                    what: format!(
+                        "a stream-ordered barrier over team {} ({} PEs from PE {} stride {}) on the NCCL transport; only all PEs (the blocking barrier works)",
+                        team.team, team.size, team.start, team.stride
+                    ),
+                }),
+            };
         }
         let word = self.barrier_word.ptr();
         self.on(order, |s| {

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use niin_api::{JobPlace, World, WorldConfig};
+use niin_api::{World, WorldConfig};
 use niin_tests::checks::{self, CHECKS};
 
 fn main() -> ExitCode {
@@ -26,10 +26,7 @@ fn main() -> ExitCode {
             .ok()
             .or_else(|| (k == niin_api::TransportKind::VAR).then(|| "mock".into()))
     })
-    .and_then(|config| {
-        let place = JobPlace::from_lookup(|k| std::env::var(k).ok())?;
-        World::init_with(&config, &place)
-    });
+    .and_then(|config| World::init_with_config(&config));
     let w = match world {
         Ok(w) => w,
         Err(e) => {
