@@ -19,6 +19,31 @@ impl SymAddr {
     pub fn checked_add(self, bytes: u64) -> Option<SymAddr> {
         self.0.checked_add(bytes).map(SymAddr)
     }
+
+    /// Checks that `len` bytes from here lie inside a heap of `heap_size` bytes (every
+    /// transport's range rule, overflow included).
+    pub fn check_range(self, len: u64, heap_size: u64) -> Result<(), TransportError> {
+        match self.0.checked_add(len) {
+            Some(end) if end <= heap_size => Ok(()),
+            _ => Err(TransportError::OutOfHeap {
+                offset: self.0,
+                len,
+                heap_size,
+            }),
+        }
+    }
+
+    /// Checks that the address is a multiple of `align` bytes.
+    pub fn check_aligned(self, align: usize) -> Result<(), TransportError> {
+        if self.0 % align as u64 == 0 {
+            Ok(())
+        } else {
+            Err(TransportError::Misaligned {
+                offset: self.0,
+                align,
+            })
+        }
+    }
 }
 
 impl fmt::Display for SymAddr {
@@ -59,6 +84,17 @@ impl Width {
             4 => Some(Width::W4),
             8 => Some(Width::W8),
             _ => None,
+        }
+    }
+
+    /// Checks that an atomic of this width exists (NVSHMEM's AMOs are 4 or 8 bytes).
+    pub fn check_amo(self, op: &'static str) -> Result<(), TransportError> {
+        match self {
+            Width::W4 | Width::W8 => Ok(()),
+            w => Err(TransportError::BadWidth {
+                op,
+                bytes: w.bytes(),
+            }),
         }
     }
 

@@ -98,7 +98,7 @@ run "bandwidth niin-rs (mpirun, unique-id init)" env NIIN_TRANSPORT=nccl NIIN_NC
 run "bandwidth NVSHMEM 3.4.5 (mpirun, unique-id init)" mpirun --allow-run-as-root --oversubscribe -np 2 \
     -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_SYMMETRIC_SIZE -x LD_LIBRARY_PATH=$NV/lib /tmp/niin-t/bw_nvshmem
 # (no tee here: the log is being written by this very script's output)
-grep -h "putmem_on_stream [0-9]\|library:\|data check" "$LOG" | sort -u >"$OUT/bandwidth.txt"
+sed -n '/^=== 4\./,$p' "$LOG" | grep -h "^=== bandwidth\|putmem_on_stream [0-9]\|data check" >"$OUT/bandwidth.txt"
 cat "$OUT/bandwidth.txt" >>"$SUMMARY"
 echo "=== summary"
 cat "$SUMMARY"

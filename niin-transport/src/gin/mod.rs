@@ -344,25 +344,13 @@ impl GinTransport {
 
     /// `len` bytes at `addr` as a window offset, checked against the heap.
     fn range(&self, addr: SymAddr, len: u64) -> Result<usize> {
-        match addr.0.checked_add(len) {
-            Some(end) if end <= self.heap_size => Ok(addr.0 as usize),
-            _ => Err(TransportError::OutOfHeap {
-                offset: addr.0,
-                len,
-                heap_size: self.heap_size,
-            }),
-        }
+        addr.check_range(len, self.heap_size)?;
+        Ok(addr.0 as usize)
     }
 
+    /// Checks the alignment of `addr`.
     fn aligned(addr: SymAddr, align: usize) -> Result<()> {
-        if addr.0 % align as u64 == 0 {
-            Ok(())
-        } else {
-            Err(TransportError::Misaligned {
-                offset: addr.0,
-                align,
-            })
-        }
+        addr.check_aligned(align)
     }
 
     fn local(op: &'static str, ptr: *const u8, len: usize) -> Result<()> {

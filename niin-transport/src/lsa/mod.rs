@@ -61,6 +61,27 @@ const CONTROL_BYTES: usize = MAX_BARRIER_TEAMS * 8;
 /// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`).
 pub const MAX_BARRIER_TEAMS: usize = 4096;
 
+/// Largest piece of one `cuMemcpyAsync` for put/get. Measured on an H200 (2 PEs on one
+/// GPU): single copies of 64 MiB ran at ~1.95 TB/s, single copies of 256 MiB at ~1.07
+/// TB/s; pieces of at most this size keep large transfers at the smaller copies' rate.
+const COPY_CHUNK: usize = 64 << 20;
+
+/// `cuMemcpyAsync` of `len` bytes in pieces of at most [`COPY_CHUNK`], in order on `s`.
+///
+/// # Safety
+/// As [`cuda::memcpy_async`] for the whole range.
+unsafe fn copy_in_chunks(dst: u64, src: u64, len: usize, s: &Stream) -> Result<()> {
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(COPY_CHUNK);
+        // SAFETY: a piece of the range the caller vouches for.
+        unsafe { cuda::memcpy_async(dst + done as u64, src + done as u64, n, s) }
+            .map_err(cuda_err)?;
+        done += n;
+    }
+    Ok(())
+}
+
 /// What a wait compares each word with.
 #[derive(Clone, Copy)]
 enum Targets<'a> {
@@ -234,25 +255,11 @@ impl LsaTransport {
     }
 
     fn check_range(&self, addr: SymAddr, len: u64) -> Result<()> {
-        match addr.0.checked_add(len) {
-            Some(end) if end <= self.heap_size => Ok(()),
-            _ => Err(TransportError::OutOfHeap {
-                offset: addr.0,
-                len,
-                heap_size: self.heap_size,
-            }),
-        }
+        addr.check_range(len, self.heap_size)
     }
 
     fn check_aligned(addr: SymAddr, align: usize) -> Result<()> {
-        if addr.0 % align as u64 == 0 {
-            Ok(())
-        } else {
-            Err(TransportError::Misaligned {
-                offset: addr.0,
-                align,
-            })
-        }
+        addr.check_aligned(align)
     }
 
     /// Runs `f` on the stream of `order`; for `Order::Now` on the internal stream,
@@ -628,7 +635,7 @@ impl Transport for LsaTransport {
         self.on(order, |s| {
             // SAFETY: `to` is a checked range of a mapped heap; `src` is valid by the caller's
             // contract until the copy has run.
-            unsafe { cuda::memcpy_async(to, src as u64, len, s) }.map_err(cuda_err)
+            unsafe { copy_in_chunks(to, src as u64, len, s) }
         })
     }
 
@@ -647,7 +654,7 @@ impl Transport for LsaTransport {
         }
         self.on(order, |s| {
             // SAFETY: as in `put`, the other way round.
-            unsafe { cuda::memcpy_async(dst as u64, from, len, s) }.map_err(cuda_err)
+            unsafe { copy_in_chunks(dst as u64, from, len, s) }
         })
     }
 
@@ -869,12 +876,7 @@ impl Transport for LsaTransport {
         compare: u64,
     ) -> Result<u64> {
         self.live()?;
-        if !matches!(width, Width::W4 | Width::W8) {
-            return Err(TransportError::BadWidth {
-                op: "atomic",
-                bytes: width.bytes(),
-            });
-        }
+        width.check_amo("atomic")?;
         Self::check_aligned(addr, width.bytes())?;
         let at = self.remote(pe, addr, width.bytes() as u64)?;
         let slot = self.amo_result.lock().unwrap_or_else(|e| e.into_inner());

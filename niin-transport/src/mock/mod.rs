@@ -557,12 +557,7 @@ impl Transport for MockTransport {
         compare: u64,
     ) -> Result<u64> {
         self.live()?;
-        if !matches!(width, Width::W4 | Width::W8) {
-            return Err(TransportError::BadWidth {
-                op: "atomic",
-                bytes: width.bytes(),
-            });
-        }
+        width.check_amo("atomic")?;
         let word = self.region().heap_word(pe, addr, width)?;
         // SAFETY: `word` is a checked heap word aligned to `width`, which is 4 or 8.
         Ok(unsafe { atomics::amo(word, width, op, operand, compare) })
