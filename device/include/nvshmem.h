@@ -8,10 +8,24 @@
  * declarations are left out.
  *
  *   niin/config.h    compile-time policy (NIIN_ON_NOT_IMPLEMENTED), linkage helpers
- *   niin/types.h     NVSHMEM's constants, handles, structures and initializers
+ *   niin/types.h     NVSHMEM's constants, handles, structures and initializers, and the
+ *                    X-macro list of the RMA types
  *   niin/host_api.h  the functions of libnvshmem_host
  *
- * The device API (kernels calling nvshmem_* through NCCL) adds its headers here.
+ * CUDA C++ only (__CUDACC__), the device API: kernels calling nvshmem_* through NCCL's
+ * device API (nccl_device.h must be on the include path: -I<nccl>/include). As in
+ * NVSHMEM, nvshmem.h declares the nvshmemx_* device functions too.
+ *
+ *   niin/not_implemented.h  the NIIN_ON_NOT_IMPLEMENTED policies
+ *   niin/query.h            nvshmem_my_pe, nvshmem_n_pes, nvshmem_ptr, team queries
+ *   niin/rma.h              put and get by one thread (typed, sized, mem, _nbi)
+ *   niin/threadgroup.h      put and get by a warp or a block (nvshmemx_*_warp/_block)
+ *   niin/sync.h             fence, quiet, barrier_all, sync_all, team barriers
+ *
+ * Each public header keeps its bodies in niin/impl/ (NCCL's nccl_device/ layout).
+ * Define NIIN_NO_DEVICE_API to leave the device API out of a CUDA translation unit whose
+ * code only calls the host API (it then needs no NCCL headers, and registers no device
+ * context).
  */
 #ifndef NIIN_NVSHMEM_H
 #define NIIN_NVSHMEM_H
@@ -21,6 +35,14 @@
 
 #if !defined(__CUDACC_RTC__)
 #include "niin/host_api.h"
+#endif
+
+#if defined(__CUDACC__) && !defined(NIIN_NO_DEVICE_API)
+#include "niin/not_implemented.h"
+#include "niin/query.h"
+#include "niin/rma.h"
+#include "niin/threadgroup.h"
+#include "niin/sync.h"
 #endif
 
 #endif /* NIIN_NVSHMEM_H */

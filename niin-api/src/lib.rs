@@ -34,6 +34,7 @@
 pub mod bootstrap;
 pub mod buffer;
 pub mod config;
+mod device_support;
 pub mod error;
 mod gpu;
 pub mod launch;

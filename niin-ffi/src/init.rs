@@ -17,13 +17,20 @@ use crate::abi::{
     NvshmemxInitAttr, NvshmemxUniqueid, NvshmemxUniqueidArgs, version_v1,
 };
 use crate::error::{FfiError, FfiResult, status_call, value_call};
+use crate::modules;
 use crate::state::{self, Finalize};
 use crate::uid::{MOCK_ID_BYTES, NCCL_UNIQUE_ID_BYTES, Uid};
 
 /// SPMD init from the environment (`NIIN_TRANSPORT`, the launcher's `NIIN_PE`/
 /// `NIIN_NPES`/`NIIN_JOB_ID`; one PE without them). A nested init only counts.
 fn init_from_env() -> FfiResult<()> {
-    state::init(|| Ok(World::init()?))
+    state::init(|| with_modules(World::init()?))
+}
+
+/// `world` once every registered CUDA module has its device context (see [`modules`]).
+fn with_modules(world: World) -> FfiResult<World> {
+    modules::attach(&world)?;
+    Ok(world)
 }
 
 /// `NIIN_TRANSPORT`'s word for `kind`.
@@ -89,7 +96,7 @@ fn init_with_uid(args: NvshmemxUniqueidArgs, id: Option<NvshmemxUniqueid>) -> Ff
         let uid = Uid::decode(&id.internal).map_err(|e| FfiError::BadArgument(e.to_string()))?;
         let config = WorldConfig::from_env()?;
         let bytes = uid_bytes(&uid, config.transport)?;
-        Ok(World::init_unique_id(&config, pe, n_pes, &bytes)?)
+        with_modules(World::init_unique_id(&config, pe, n_pes, &bytes)?)
     })
 }
 
@@ -342,7 +349,12 @@ pub extern "C" fn nvshmemx_hostlib_finalize() {
 fn finalize() -> FfiResult<()> {
     match state::finalize()? {
         Finalize::Nested => Ok(()),
-        Finalize::Last(world) => Ok(world.finalize()?),
+        Finalize::Last(world) => {
+            // The modules' device contexts first: their devComms use the communicator.
+            let detached = modules::detach_at_finalize(&world);
+            world.finalize()?;
+            detached
+        }
     }
 }
 

@@ -54,6 +54,7 @@ mod convert;
 pub mod error;
 mod heap;
 mod init;
+pub mod modules;
 mod query;
 mod rma;
 mod state;
@@ -69,6 +70,7 @@ pub use init::{
     nvshmemx_get_uniqueid, nvshmemx_hostlib_finalize, nvshmemx_hostlib_init_attr,
     nvshmemx_init_attr, nvshmemx_init_status, nvshmemx_set_attr_uniqueid_args,
 };
+pub use modules::{niin_register_module, niin_unregister_module};
 pub use query::{
     nvshmem_info_get_name, nvshmem_info_get_version, nvshmem_my_pe, nvshmem_n_pes,
     nvshmem_team_my_pe, nvshmem_team_n_pes, nvshmemx_vendor_get_version_info,

@@ -45,7 +45,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nvcc --version | tail -1
 
 echo "=== build test programs"
-CUFLAGS="-O2 -arch=sm_90 -std=c++17"
+# Host-only programs: no device context (the device API has its own tests).
+CUFLAGS="-O2 -arch=sm_90 -std=c++17 -DNIIN_NO_DEVICE_CONTEXT"
 build() { # out, source, extra...
     local out=$1 src=$2; shift 2
     nvcc $CUFLAGS -x cu "$src" -o "/tmp/niin-t/$out" "$@" || row "build $out" FAIL

@@ -242,6 +242,51 @@ typedef enum nvshmemi_cmp_type {
 
 typedef enum { NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10 } nvshmemx_signal_op_t;
 
+/* ---- element types of the typed API: the one list every nvshmem_<NAME>_* comes from ---- */
+/*
+ * NIIN_FOR_EACH_RMA_TYPE(X) expands X(NAME, TYPE) once per standard RMA type of NVSHMEM
+ * 3.4.5, in NVSHMEM's order: 25 rows (NVSHMEM's NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES;
+ * the "24 RMA types" of older notes left one out). niin-api's for_each_nvshmem_type! has
+ * the same names in the same order; keep the two identical. `half` and `__nv_bfloat16`
+ * come from <cuda_fp16.h> and <cuda_bf16.h>, which the device headers include; code that
+ * expands the list without them (plain C) must skip those two rows.
+ */
+#define NIIN_FOR_EACH_RMA_TYPE(X)     \
+    X(bfloat16, __nv_bfloat16)        \
+    X(half, half)                     \
+    X(float, float)                   \
+    X(double, double)                 \
+    X(char, char)                     \
+    X(short, short)                   \
+    X(schar, signed char)             \
+    X(int, int)                       \
+    X(long, long)                     \
+    X(longlong, long long)            \
+    X(uchar, unsigned char)           \
+    X(ushort, unsigned short)         \
+    X(uint, unsigned int)             \
+    X(ulong, unsigned long)           \
+    X(ulonglong, unsigned long long)  \
+    X(int8, int8_t)                   \
+    X(int16, int16_t)                 \
+    X(int32, int32_t)                 \
+    X(int64, int64_t)                 \
+    X(uint8, uint8_t)                 \
+    X(uint16, uint16_t)               \
+    X(uint32, uint32_t)               \
+    X(uint64, uint64_t)               \
+    X(size, size_t)                   \
+    X(ptrdiff, ptrdiff_t)
+
+/* NIIN_FOR_EACH_RMA_SIZE(X) expands X(BITS, TYPE) for the sized forms nvshmem_put<BITS>,
+ * nvshmem_get<BITS>, ...: TYPE is the element moved (int4, CUDA's 16-byte vector, for 128). */
+#define NIIN_FOR_EACH_RMA_SIZE(X) \
+    X(8, int8_t)                  \
+    X(16, int16_t)                \
+    X(32, int32_t)                \
+    X(64, int64_t)                \
+    X(128, int4)
+
 /* ---- layout checks (NVSHMEM 3.4.5's sizes; field offsets of an LP64 ABI) ------------ */
 
 NIIN_STATIC_ASSERT(sizeof(nvshmemx_uniqueid_t) == 128, "nvshmemx_uniqueid_t is 128 bytes");

@@ -27,6 +27,8 @@
 //! too) — kernel waits do. On NCCL 2.28, which cannot tell the host the peers' addresses,
 //! only a world of one PE works (an error names the version for more).
 
+pub mod device_support;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,0 +1,68 @@
+/*
+ * niin/context.h -- the device context: what every device function of niin-rs reads.
+ *
+ * Part of niin-rs (NVSHMEM implemented over NCCL). Included by the device headers; CUDA
+ * C++ only (nvcc or clang -x cuda), with NCCL's include directory on the path: the
+ * context holds an ncclDevComm of the nccl_device.h this translation unit is compiled
+ * with.
+ *
+ * One context per CUDA module. The device API is header-only, so every translation unit
+ * (TU) that includes nvshmem.h has its own slot, whether built whole-program or with -rdc,
+ * and registers it with libnvshmem_host from a static initializer. nvshmem_init fills the
+ * slot of every registered TU (a TU loaded later, by dlopen, is filled when it registers)
+ * with a context whose ncclDevComm was created by code of this TU, so its layout is the
+ * one this TU's kernels read; the host library first checks that these headers can work
+ * with the NCCL it loaded, and makes init fail with a NIIN: line naming both versions if
+ * they cannot. nvshmem_finalize clears the slots. impl/context_impl.h has the mechanism.
+ *
+ *   niin_ctx()          this TU's context; NULL before nvshmem_init (and after finalize,
+ *                       and in a module whose registration was refused)
+ *   niin_ctx_checked()  the same, but a NULL context prints what is missing and traps
+ *
+ * A module uses the device's primary context (the one the CUDA runtime uses): its slot
+ * is filled there, and a kernel launched in another context finds NULL.
+ */
+#ifndef NIIN_CONTEXT_H
+#define NIIN_CONTEXT_H
+
+#include "niin/config.h"
+
+#if defined(__CUDACC__)
+#if !defined(__CUDACC_RTC__)
+#include <stddef.h>
+#endif
+#include <nccl_device.h>
+
+/* One CUDA module's view of the world, in device memory. The first nine fields are the
+ * agreed interface; fields are only ever appended. */
+struct niin_device_context {
+    int my_pe, n_pes;
+    char *heap_base;             /* this PE's symmetric heap (device pointer), offset 0 */
+    size_t heap_size;            /* bytes of the heap that nvshmem_malloc hands out */
+    ncclWindow_t window;         /* the heap's NCCL window: ncclGetPeerPointer(window, offset, peer) */
+    int lsa_size, lsa_rank;      /* this PE's LSA team: PEs my_pe - lsa_rank ... + lsa_size - 1 */
+    ncclDevComm dev_comm;        /* created with this TU's nccl_device.h (its layout) */
+    unsigned int barrier_count;  /* lsaBarrierCount requested: the most CTAs inside
+                                    nvshmem_barrier_all at once (NIIN_BARRIER_CTAS, default
+                                    264); also barrierCount when gin_enabled */
+    int gin_enabled;             /* non-zero: the world has non-LSA PEs and dev_comm has GIN */
+    /* appended after the agreed fields */
+    unsigned int gin_signal_count;  /* ginSignalCount requested (0 without GIN) */
+    unsigned int gin_counter_count; /* ginCounterCount requested (0 without GIN) */
+};
+
+#include "niin/impl/context_impl.h"
+
+/* This TU's context, or NULL before nvshmem_init. */
+static __device__ __forceinline__ niin_device_context *niin_ctx() { return niin_ctx_slot; }
+
+/* This TU's context; a NULL one prints why and stops the kernel (__trap()). */
+static __device__ __forceinline__ niin_device_context *niin_ctx_checked() {
+    niin_device_context *ctx = niin_ctx_slot;
+    if (ctx == nullptr) niin_ctx_missing();
+    return ctx;
+}
+
+#endif /* __CUDACC__ */
+
+#endif /* NIIN_CONTEXT_H */

@@ -1,0 +1,217 @@
+/*
+ * niin/impl/common_impl.h -- what every part of the device API shares: the CUDA and NCCL
+ * device headers, this module's context, the NCCL capabilities these headers were
+ * compiled with, and the routing of a symmetric address to a target PE.
+ *
+ * Part of niin-rs (NVSHMEM implemented over NCCL). Internal: included by the device
+ * headers (niin/query.h, niin/rma.h, niin/threadgroup.h, niin/sync.h); CUDA C++ only.
+ *
+ * Routing (every operation that names a PE):
+ *   pe == my_pe           the address itself (this PE's heap)
+ *   pe in my LSA team     ncclGetPeerPointer(window, offset, pe): plain loads and stores
+ *                         over NVLink (or PCIe peer access), offset = ptr - heap_base
+ *   any other PE          NCCL GIN (ncclGin put/get between heap windows), when the
+ *                         headers have it (NCCL >= 2.28.7) and the devComm was created with
+ *                         it; otherwise the NOT_IMPLEMENTED policy
+ */
+#ifndef NIIN_IMPL_COMMON_IMPL_H
+#define NIIN_IMPL_COMMON_IMPL_H
+
+#if defined(__CUDACC__)
+
+#include "niin/config.h"
+#include "niin/types.h"
+#include "niin/not_implemented.h"
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <nccl.h>
+#include <nccl_device.h>
+
+/* The device context: the per-module slot, its registration and init hook. */
+#include "niin/context.h"
+
+/* ---- NCCL device-API capabilities of the headers in use ------------------------------ */
+
+#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 22803
+#error "niin-rs's device API needs NCCL 2.28.3 or later (nccl_device.h)"
+#endif
+
+/* ncclGin (put, putValue, flush, GIN/hybrid barriers): 2.28.7. */
+#if NCCL_VERSION_CODE >= 22807
+#define NIIN_NCCL_HAS_GIN 1
+#else
+#define NIIN_NCCL_HAS_GIN 0
+#endif
+
+/* ncclGin::get: 2.30.3. */
+#if NCCL_VERSION_CODE >= 23003
+#define NIIN_NCCL_HAS_GIN_GET 1
+#else
+#define NIIN_NCCL_HAS_GIN_GET 0
+#endif
+
+/* Linkage of the public functions: NVSHMEM's names with C linkage, defined inline in
+ * every translation unit that includes the headers (no device library to link). */
+#define NIIN_DEVICE __device__ inline
+#define NIIN_DEVICE_HD NIIN_HOSTDEVICE inline
+
+namespace niin {
+namespace detail {
+
+/* The cooperation scopes of the thread, warp and block variants: one implementation
+ * templated on the scope serves all three (thread_rank(), size(), sync(), as NCCL's
+ * ncclCoop* types). The block scope counts threads of 1-, 2- and 3-dimensional blocks
+ * (NVSHMEM's _block functions accept any block shape); NCCL's ncclCoopCta knows 1-D
+ * blocks only, see with_nccl_coop. */
+struct ScopeThread {
+    __device__ __forceinline__ int thread_rank() const { return 0; }
+    __device__ __forceinline__ int size() const { return 1; }
+    __device__ __forceinline__ void sync() const {}
+};
+
+struct ScopeWarp {
+    __device__ __forceinline__ int thread_rank() const { return ncclCoopWarp().thread_rank(); }
+    __device__ __forceinline__ int size() const { return 32; }
+    __device__ __forceinline__ void sync() const { __syncwarp(); }
+};
+
+struct ScopeBlock {
+    __device__ __forceinline__ int thread_rank() const {
+        return static_cast<int>(threadIdx.x +
+                                blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    }
+    __device__ __forceinline__ int size() const {
+        return static_cast<int>(blockDim.x * blockDim.y * blockDim.z);
+    }
+    __device__ __forceinline__ void sync() const { __syncthreads(); }
+};
+
+/* Whether NCCL's cooperation type counts the scope's threads right: always, except for a
+ * 2-D or 3-D block. */
+__device__ __forceinline__ constexpr bool nccl_counts(ScopeThread) { return true; }
+__device__ __forceinline__ constexpr bool nccl_counts(ScopeWarp) { return true; }
+__device__ __forceinline__ bool nccl_counts(ScopeBlock) {
+    return blockDim.y == 1 && blockDim.z == 1;
+}
+
+/* The NCCL cooperation type of a scope; for ScopeBlock only where nccl_counts(). */
+__device__ __forceinline__ ncclCoopThread nccl_coop_of(ScopeThread) { return ncclCoopThread(); }
+__device__ __forceinline__ ncclCoopWarp nccl_coop_of(ScopeWarp) { return ncclCoopWarp(); }
+__device__ __forceinline__ ncclCoopCta nccl_coop_of(ScopeBlock) { return ncclCoopCta(); }
+
+/* Runs f(coop) with the NCCL cooperation type of a scope (for ncclGin and the barrier
+ * sessions), called by every thread of the scope: ncclCoopThread, ncclCoopWarp, and
+ * ncclCoopCta for a 1-D block. A 2-D or 3-D block, which ncclCoopCta would miscount,
+ * runs f(ncclCoopThread) in its first thread between two __syncthreads(). */
+template <typename F>
+__device__ __forceinline__ void with_nccl_coop(ScopeThread, F &&f) {
+    f(ncclCoopThread());
+}
+template <typename F>
+__device__ __forceinline__ void with_nccl_coop(ScopeWarp, F &&f) {
+    f(ncclCoopWarp());
+}
+template <typename F>
+__device__ __forceinline__ void with_nccl_coop(ScopeBlock block, F &&f) {
+    if (nccl_counts(block)) {
+        f(ncclCoopCta());
+    } else {
+        block.sync();
+        if (block.thread_rank() == 0) f(ncclCoopThread());
+        block.sync();
+    }
+}
+
+/* This module's context; a call before nvshmem_init filled it is a usage error. */
+__device__ __forceinline__ const niin_device_context &context(const char *fn) {
+    const niin_device_context *c = niin_ctx();
+    if (c == nullptr)
+        usage_error(fn,
+                    "called before nvshmem_init (this CUDA module's device context is not set)");
+    return *c;
+}
+
+/* Byte offset of a symmetric address in the heap (the same on every PE). */
+__device__ __forceinline__ size_t heap_offset(const niin_device_context &c, const void *p) {
+    return static_cast<size_t>(static_cast<const char *>(p) - c.heap_base);
+}
+
+/* Whether [p, p + bytes) lies in this PE's symmetric heap. */
+__device__ __forceinline__ bool in_heap(const niin_device_context &c, const void *p,
+                                        size_t bytes) {
+    const char *q = static_cast<const char *>(p);
+    return q >= c.heap_base && bytes <= c.heap_size &&
+           static_cast<size_t>(q - c.heap_base) <= c.heap_size - bytes;
+}
+
+/* Whether `pe` is in this PE's LSA team (self included). */
+__device__ __forceinline__ bool is_lsa_peer(const niin_device_context &c, int pe) {
+    return static_cast<unsigned>(pe - (c.my_pe - c.lsa_rank)) < static_cast<unsigned>(c.lsa_size);
+}
+
+/* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
+ * peer pointer for an LSA peer, nullptr for a PE that only GIN reaches. */
+__device__ __forceinline__ char *lsa_address(const niin_device_context &c, const void *sym,
+                                             int pe) {
+    if (pe == c.my_pe) return const_cast<char *>(static_cast<const char *>(sym));
+    if (is_lsa_peer(c, pe))
+        return static_cast<char *>(ncclGetPeerPointer(c.window, heap_offset(c, sym), pe));
+    return nullptr;
+}
+
+/* This CTA's index in the grid (1-, 2- or 3-D), the same on every PE for the same launch:
+ * the barrier index and the GIN context come from it. */
+__device__ __forceinline__ unsigned int cta_index() {
+    return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
+#if NIIN_NCCL_HAS_GIN
+/* The GIN context a thread uses: one per CTA (NCCL folds the index onto the devComm's
+ * ginContextCount), so puts, gets, flushes and barriers of one CTA share a context and
+ * CTAs spread over the contexts NCCL made. */
+__device__ __forceinline__ int gin_context_index() { return static_cast<int>(cta_index()); }
+#endif
+
+/* Same-size unsigned integer, for moving T's bits (half, bfloat16, float ...) as one
+ * load or store. */
+template <int Bytes>
+struct uint_of_size;
+template <>
+struct uint_of_size<1> {
+    using type = uint8_t;
+};
+template <>
+struct uint_of_size<2> {
+    using type = uint16_t;
+};
+template <>
+struct uint_of_size<4> {
+    using type = uint32_t;
+};
+template <>
+struct uint_of_size<8> {
+    using type = uint64_t;
+};
+
+template <typename T>
+__device__ __forceinline__ typename uint_of_size<sizeof(T)>::type bits_of(const T &v) {
+    typename uint_of_size<sizeof(T)>::type u;
+    memcpy(&u, &v, sizeof(T));
+    return u;
+}
+
+template <typename T>
+__device__ __forceinline__ T from_bits(typename uint_of_size<sizeof(T)>::type u) {
+    T v;
+    memcpy(&v, &u, sizeof(T));
+    return v;
+}
+
+} /* namespace detail */
+} /* namespace niin */
+
+#endif /* __CUDACC__ */
+
+#endif /* NIIN_IMPL_COMMON_IMPL_H */

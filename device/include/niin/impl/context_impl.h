@@ -1,0 +1,373 @@
+/*
+ * niin/impl/context_impl.h -- how every CUDA translation unit gets its device context.
+ *
+ * Part of niin-rs (NVSHMEM implemented over NCCL). Included by niin/context.h (after the
+ * definition of struct niin_device_context); not for direct use.
+ *
+ * Per translation unit (TU) -- everything below has internal linkage, so each TU that
+ * includes nvshmem.h has its own copy, in whole-program builds and with -rdc alike:
+ *
+ *   niin_ctx_slot         static __device__ pointer to this TU's context (NULL until set)
+ *   the three hooks       host code compiled here, against this TU's NCCL headers:
+ *     create_dev_comm     fills ncclDevCommRequirements from these headers
+ *                         (NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER from 2.29.2 on, zeroes
+ *                         before), lsaBarrierCount = barrier_count and, when the world has
+ *                         non-LSA PEs, GIN (ginConnectionType FULL from 2.29.7, ginForceEnable
+ *                         before) with barrierCount, ginSignalCount, ginCounterCount; then
+ *                         calls ncclDevCommCreate through the pointer the host library hands
+ *                         over (the NCCL it loaded: one per process; the application need
+ *                         not link libnccl) into storage the host library owns
+ *     setup               builds the niin_device_context around that devComm, cudaMalloc's
+ *                         it and writes it and niin_ctx_slot from a one-thread kernel of this
+ *                         TU's own module (not cudaMemcpyToSymbol, which is unreliable for a
+ *                         symbol of an -rdc program), on a private non-blocking stream,
+ *                         synchronized
+ *     teardown            clears the slot the same way and frees the context
+ *   the registration      a static object whose constructor calls niin_register_module with
+ *                         this TU's hooks, NCCL_VERSION_CODE, sizeof(ncclDevComm) and
+ *                         sizeof(ncclDevCommRequirements); its destructor unregisters
+ *
+ * libnvshmem_host checks each registration against the NCCL it loaded (refusing, with a
+ * NIIN: line naming both versions, what cannot work), creates one devComm per distinct
+ * header ABI with the first TU of that ABI, calls every TU's setup at the end of
+ * nvshmem_init (or at registration, for a TU loaded after init) and its teardown at
+ * nvshmem_finalize, then destroys the devComms. niin-ffi/src/modules.rs is that side.
+ *
+ * Order of construction: in every object nvcc writes, the CUDA runtime's registration of
+ * the TU's fatbinary (__sti____cudaRegisterAll) comes before the TU's C++ static
+ * initializers in .init_array (checked for nvcc 13.0, -O0/-O3, whole-program and -rdc), so
+ * a TU set up from its own registration (loaded after init) can launch its kernel.
+ *
+ * The hooks make the device's primary context current (cudaSetDevice of the
+ * communicator's device) before any CUDA call.
+ *
+ * Define NIIN_NO_DEVICE_CONTEXT before including nvshmem.h in a TU whose kernels never
+ * call the device API: it then registers nothing (and niin_ctx() stays NULL).
+ */
+#ifndef NIIN_IMPL_CONTEXT_IMPL_H
+#define NIIN_IMPL_CONTEXT_IMPL_H
+
+#include "niin/config.h"
+
+#if defined(__CUDACC__)
+
+/* ---- the slot ------------------------------------------------------------------------- */
+
+/* This TU's context (device memory), written by niin_module_write_slot below. */
+static __device__ niin_device_context *niin_ctx_slot = nullptr;
+
+/* Why a kernel found no context; stops it. */
+static inline __device__ __noinline__ void niin_ctx_missing() {
+    printf("NIIN: device code of this CUDA module has no niin-rs device context: called before "
+           "nvshmem_init or after nvshmem_finalize, in a CUDA context other than the device's "
+           "primary one, or the module was refused at init (see its NIIN: line)\n");
+    __trap();
+}
+
+#if !defined(__CUDACC_RTC__)
+
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the hook ABI between a TU and libnvshmem_host ------------------------------------- */
+/*
+ * Plain C types only: libnvshmem_host (niin-ffi/src/modules.rs, NiinHostInfo and
+ * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
+ * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
+ */
+#define NIIN_MODULE_ABI_VERSION 1u
+
+/* What the host library hands a TU's hooks. */
+typedef struct niin_host_info {
+    unsigned int abi_version;       /* NIIN_MODULE_ABI_VERSION of the library */
+    unsigned int struct_size;       /* sizeof(niin_host_info) of the library */
+    void *nccl_comm;                /* ncclComm_t of the world */
+    void *window;                   /* ncclWindow_t of the symmetric heap */
+    void *heap_base;                /* device address of this PE's heap */
+    size_t heap_size;               /* bytes of the heap */
+    int my_pe, n_pes;
+    int lsa_size, lsa_rank;         /* this PE's LSA team, as the host library routes */
+    int gin_wanted;                 /* non-zero: the world has PEs outside the LSA team */
+    unsigned int barrier_count;     /* lsaBarrierCount (and barrierCount with GIN) */
+    unsigned int gin_signal_count;  /* ginSignalCount with GIN */
+    unsigned int gin_counter_count; /* ginCounterCount with GIN */
+    int nccl_version_code;          /* ncclGetVersion of the loaded NCCL */
+    int cuda_device;                /* the communicator's CUDA device */
+    /* The loaded NCCL's functions (ncclComm_t, requirements, devComm as void pointers). */
+    int (*dev_comm_create)(void *comm, const void *reqs, void *dev_comm);
+    int (*dev_comm_destroy)(void *comm, const void *dev_comm); /* the library destroys */
+    const char *(*get_error_string)(int result);
+    const char *(*get_last_error)(void *comm); /* may be NULL */
+} niin_host_info;
+
+/* What a TU registers. Each function returns 0, or non-zero after writing why into err
+ * (errlen bytes, NUL-terminated). */
+typedef struct niin_module_hooks {
+    unsigned int abi_version;        /* NIIN_MODULE_ABI_VERSION */
+    unsigned int struct_size;        /* sizeof(niin_module_hooks) */
+    int nccl_version_code;           /* NCCL_VERSION_CODE of the TU's nccl.h */
+    unsigned int dev_comm_size;      /* sizeof(ncclDevComm) */
+    unsigned int dev_comm_reqs_size; /* sizeof(ncclDevCommRequirements), 0 if not known */
+    unsigned int context_size;       /* sizeof(niin_device_context) */
+    const char *module_name;         /* the TU's source file, for messages */
+    /* ncclDevCommCreate into dev_comm (capacity bytes, zeroed by the library). */
+    int (*create_dev_comm)(const niin_host_info *info, void *dev_comm, size_t capacity, char *err,
+                           size_t errlen);
+    /* Builds this TU's context around dev_comm (created by create_dev_comm of a TU with the
+     * same header ABI) and fills the slot. */
+    int (*setup)(const niin_host_info *info, const void *dev_comm, char *err, size_t errlen);
+    /* Clears the slot and frees the context (the library destroys the devComm after). */
+    int (*teardown)(const niin_host_info *info, char *err, size_t errlen);
+} niin_module_hooks;
+
+NIIN_BEGIN_C_DECLS
+/* libnvshmem_host: registers a TU (sets it up at once if the library is initialized).
+ * Returns 0 or an NVSHMEMX_ERROR_* status after a NIIN: line. */
+int niin_register_module(const niin_module_hooks *hooks);
+/* libnvshmem_host: forgets a TU, without calling its hooks. */
+void niin_unregister_module(const niin_module_hooks *hooks);
+NIIN_END_C_DECLS
+
+#if defined(__LP64__)
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 112, "niin_host_info is 112 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, heap_size) == 32, "niin_host_info.heap_size at 32");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, barrier_count) == 60,
+                   "niin_host_info.barrier_count at 60");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, nccl_version_code) == 72,
+                   "niin_host_info.nccl_version_code at 72");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, dev_comm_create) == 80,
+                   "niin_host_info.dev_comm_create at 80");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, get_last_error) == 104,
+                   "niin_host_info.get_last_error at 104");
+NIIN_STATIC_ASSERT(sizeof(niin_module_hooks) == 56, "niin_module_hooks is 56 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, module_name) == 24,
+                   "niin_module_hooks.module_name at 24");
+NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, create_dev_comm) == 32,
+                   "niin_module_hooks.create_dev_comm at 32");
+NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, teardown) == 48,
+                   "niin_module_hooks.teardown at 48");
+#endif
+
+#if !defined(NIIN_NO_DEVICE_CONTEXT)
+
+/* ---- this TU's hooks ------------------------------------------------------------------- */
+
+namespace {
+
+/* This TU's context in device memory (what niin_ctx_slot points to), NULL when not set up. */
+niin_device_context *niin_module_context = nullptr;
+
+/* Runs in this TU's own CUDA module, so it reaches this TU's slot whatever the build: stores
+ * `value` at `at` (when not NULL) and points the slot at it. */
+__global__ void niin_module_write_slot(niin_device_context *at, niin_device_context value) {
+    if (at != nullptr) *at = value;
+    niin_ctx_slot = at;
+}
+
+__attribute__((format(printf, 3, 4))) int niin_module_fail(char *err, size_t errlen,
+                                                           const char *format, ...) {
+    if (err != nullptr && errlen > 0) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(err, errlen, format, args);
+        va_end(args);
+    }
+    return 1;
+}
+
+int niin_module_cuda_failed(cudaError_t e, const char *what, char *err, size_t errlen) {
+    return niin_module_fail(err, errlen, "%s failed: %s (%s)", what, cudaGetErrorString(e),
+                            cudaGetErrorName(e));
+}
+
+/* Makes the communicator's device (its primary context) current for the runtime. */
+int niin_module_use_device(const niin_host_info *info, char *err, size_t errlen) {
+    int current = -1;
+    cudaError_t e = cudaGetDevice(&current);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaGetDevice", err, errlen);
+    if (current == info->cuda_device) return 0;
+    e = cudaSetDevice(info->cuda_device);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaSetDevice", err, errlen);
+    return 0;
+}
+
+/* Runs niin_module_write_slot(at, *value) on a private non-blocking stream and waits. */
+int niin_module_write(niin_device_context *at, const niin_device_context *value, char *err,
+                      size_t errlen) {
+    cudaStream_t stream = nullptr;
+    cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaStreamCreateWithFlags", err, errlen);
+    niin_device_context copy = *value;
+    void *args[] = {&at, &copy};
+    e = cudaLaunchKernel(niin_module_write_slot, dim3(1), dim3(1), args, 0, stream);
+    cudaError_t synced = e == cudaSuccess ? cudaStreamSynchronize(stream) : cudaSuccess;
+    cudaStreamDestroy(stream);
+    if (e != cudaSuccess)
+        return niin_module_cuda_failed(e, "launching the kernel that writes the context slot",
+                                       err, errlen);
+    if (synced != cudaSuccess)
+        return niin_module_cuda_failed(synced, "the kernel that writes the context slot", err,
+                                       errlen);
+    return 0;
+}
+
+int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size_t capacity,
+                                char *err, size_t errlen) {
+    typedef ncclResult_t (*create_fn)(ncclComm_t, const ncclDevCommRequirements_t *,
+                                      ncclDevComm_t *);
+    typedef const char *(*error_string_fn)(ncclResult_t);
+    typedef const char *(*last_error_fn)(ncclComm_t);
+    if (info == nullptr || dev_comm == nullptr)
+        return niin_module_fail(err, errlen, "create_dev_comm called without info or storage");
+    if (sizeof(ncclDevComm) > capacity)
+        return niin_module_fail(err, errlen, "sizeof(ncclDevComm) = %zu exceeds the %zu bytes given",
+                                sizeof(ncclDevComm), capacity);
+    if (info->dev_comm_create == nullptr)
+        return niin_module_fail(err, errlen, "the loaded NCCL has no ncclDevCommCreate");
+    int rc = niin_module_use_device(info, err, errlen);
+    if (rc != 0) return rc;
+
+    /* Zeroed slack after the struct: NCCL 2.29 reads its own sizeof of requirements, which
+     * is larger for older headers; what it reads there is then zero, its defaults. */
+    union {
+        ncclDevCommRequirements_t reqs;
+        unsigned char bytes[1024];
+    } u;
+    memset(&u, 0, sizeof u);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 2)
+    const ncclDevCommRequirements_t defaults = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+    u.reqs = defaults;
+#endif
+    u.reqs.lsaBarrierCount = (int)info->barrier_count;
+    if (info->gin_wanted) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 7)
+        u.reqs.barrierCount = (int)info->barrier_count;
+        u.reqs.ginSignalCount = (int)info->gin_signal_count;
+        u.reqs.ginCounterCount = (int)info->gin_counter_count;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 29, 7)
+        u.reqs.ginConnectionType = NCCL_GIN_CONNECTION_FULL;
+#else
+        u.reqs.ginForceEnable = true;
+#endif
+#else
+        return niin_module_fail(err, errlen,
+                                "this world needs GIN, which NCCL %d.%d.%d's device API does not "
+                                "have (it arrives in 2.28.7)",
+                                NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+#endif
+    }
+    ncclComm_t comm = static_cast<ncclComm_t>(info->nccl_comm);
+    create_fn create = reinterpret_cast<create_fn>(info->dev_comm_create);
+    ncclResult_t r = create(comm, &u.reqs, static_cast<ncclDevComm_t *>(dev_comm));
+    if (r == ncclSuccess) return 0;
+    const char *name = info->get_error_string != nullptr
+                           ? reinterpret_cast<error_string_fn>(info->get_error_string)(r)
+                           : nullptr;
+    const char *last = info->get_last_error != nullptr
+                           ? reinterpret_cast<last_error_fn>(info->get_last_error)(comm)
+                           : nullptr;
+    return niin_module_fail(err, errlen,
+                            "ncclDevCommCreate (NCCL %d.%d.%d headers, library %d, lsaBarrierCount "
+                            "%u, GIN %s) failed: %s (%d)%s%s",
+                            NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, info->nccl_version_code,
+                            info->barrier_count, info->gin_wanted ? "on" : "off",
+                            name != nullptr ? name : "?", (int)r,
+                            last != nullptr && last[0] != '\0' ? ": " : "",
+                            last != nullptr ? last : "");
+}
+
+int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *err,
+                      size_t errlen) {
+    if (info == nullptr || dev_comm == nullptr)
+        return niin_module_fail(err, errlen, "setup called without info or devComm");
+    if (niin_module_context != nullptr)
+        return niin_module_fail(err, errlen, "set up twice without a teardown");
+    int rc = niin_module_use_device(info, err, errlen);
+    if (rc != 0) return rc;
+
+    niin_device_context ctx;
+    memset(static_cast<void *>(&ctx), 0, sizeof ctx);
+    memcpy(static_cast<void *>(&ctx.dev_comm), dev_comm, sizeof(ncclDevComm));
+    if (ctx.dev_comm.rank != info->my_pe || ctx.dev_comm.nRanks != info->n_pes)
+        return niin_module_fail(err, errlen,
+                                "the devComm is rank %d of %d, but this is PE %d of %d",
+                                ctx.dev_comm.rank, ctx.dev_comm.nRanks, info->my_pe,
+                                info->n_pes);
+    if (ctx.dev_comm.lsaRank != info->lsa_rank || ctx.dev_comm.lsaSize != info->lsa_size)
+        return niin_module_fail(err, errlen,
+                                "NCCL puts this PE at rank %d of an LSA team of %d, the host "
+                                "library at rank %d of %d",
+                                ctx.dev_comm.lsaRank, ctx.dev_comm.lsaSize, info->lsa_rank,
+                                info->lsa_size);
+    ctx.my_pe = info->my_pe;
+    ctx.n_pes = info->n_pes;
+    ctx.heap_base = static_cast<char *>(info->heap_base);
+    ctx.heap_size = info->heap_size;
+    ctx.window = static_cast<ncclWindow_t>(info->window);
+    ctx.lsa_size = ctx.dev_comm.lsaSize;
+    ctx.lsa_rank = ctx.dev_comm.lsaRank;
+    ctx.barrier_count = info->barrier_count;
+    ctx.gin_enabled = info->gin_wanted != 0;
+    ctx.gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
+    ctx.gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
+
+    niin_device_context *at = nullptr;
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&at), sizeof ctx);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaMalloc of the context", err, errlen);
+    rc = niin_module_write(at, &ctx, err, errlen);
+    if (rc != 0) {
+        cudaFree(at);
+        return rc;
+    }
+    niin_module_context = at;
+    return 0;
+}
+
+int niin_module_teardown(const niin_host_info *info, char *err, size_t errlen) {
+    if (niin_module_context == nullptr) return 0;
+    if (info == nullptr) return niin_module_fail(err, errlen, "teardown called without info");
+    int rc = niin_module_use_device(info, err, errlen);
+    if (rc != 0) return rc;
+    niin_device_context none;
+    memset(static_cast<void *>(&none), 0, sizeof none);
+    rc = niin_module_write(nullptr, &none, err, errlen);
+    cudaError_t e = cudaFree(niin_module_context);
+    niin_module_context = nullptr;
+    if (rc != 0) return rc;
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaFree of the context", err, errlen);
+    return 0;
+}
+
+const niin_module_hooks niin_module_hooks_of_this_tu = {
+    NIIN_MODULE_ABI_VERSION,
+    (unsigned int)sizeof(niin_module_hooks),
+    NCCL_VERSION_CODE,
+    (unsigned int)sizeof(ncclDevComm),
+    (unsigned int)sizeof(ncclDevCommRequirements_t),
+    (unsigned int)sizeof(niin_device_context),
+#if defined(__BASE_FILE__)
+    __BASE_FILE__,
+#else
+    __FILE__,
+#endif
+    &niin_module_create_dev_comm,
+    &niin_module_setup,
+    &niin_module_teardown,
+};
+
+/* Registers this TU when the program (or the library holding it) is loaded. */
+struct niin_module_registration {
+    niin_module_registration() { (void)niin_register_module(&niin_module_hooks_of_this_tu); }
+    ~niin_module_registration() { niin_unregister_module(&niin_module_hooks_of_this_tu); }
+};
+niin_module_registration niin_module_registration_of_this_tu;
+
+} /* namespace */
+
+#endif /* !NIIN_NO_DEVICE_CONTEXT */
+#endif /* !__CUDACC_RTC__ */
+#endif /* __CUDACC__ */
+
+#endif /* NIIN_IMPL_CONTEXT_IMPL_H */

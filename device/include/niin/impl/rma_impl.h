@@ -1,0 +1,246 @@
+/*
+ * niin/impl/rma_impl.h -- the transfers behind niin/rma.h and niin/threadgroup.h, and the
+ * bodies of niin/rma.h.
+ *
+ * Part of niin-rs (NVSHMEM implemented over NCCL). Internal.
+ *
+ * niin::detail::put / get are templated on the cooperation scope (ScopeThread, ScopeWarp,
+ * ScopeBlock of niin/impl/common_impl.h); every thread of the group calls them with the
+ * same arguments. They synchronize the group on entry (the source may have been written by
+ * other threads of it) and on exit (the destination of a get is then complete for all of
+ * them); for a single thread both synchronizations are empty.
+ */
+#ifndef NIIN_IMPL_RMA_IMPL_H
+#define NIIN_IMPL_RMA_IMPL_H
+
+#include "niin/impl/common_impl.h"
+#include "niin/impl/copy_impl.h"
+
+#if defined(__CUDACC__)
+namespace niin {
+namespace detail {
+
+/* Why a transfer to a PE that only the network reaches cannot be done. */
+constexpr const char *kNoGinHeaders =
+    "the target PE is outside this PE's LSA team, and these NCCL headers (older than 2.28.7) "
+    "have no GIN";
+constexpr const char *kNoGinComm =
+    "the target PE is outside this PE's LSA team, and this module's NCCL device communicator "
+    "has no GIN";
+constexpr const char *kGinSourceOutsideHeap =
+    "a put to a PE outside the LSA team needs its source in the symmetric heap (NCCL GIN moves "
+    "bytes between registered windows)";
+constexpr const char *kGinDestOutsideHeap =
+    "a get from a PE outside the LSA team needs its destination in the symmetric heap (NCCL GIN "
+    "moves bytes between registered windows)";
+constexpr const char *kNoGinGet =
+    "a get from a PE outside the LSA team needs ncclGin::get, which NCCL has from 2.30.3; these "
+    "headers are older";
+constexpr const char *kNoScalarGet =
+    "a scalar get from a PE outside the LSA team: NCCL GIN has no get that returns a value; "
+    "use nvshmem_<T>_get into a symmetric buffer";
+constexpr const char *kBadPe = "the target PE is not a PE of this job";
+
+/* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
+ * GIN. */
+template <typename Coop>
+__device__ __forceinline__ void gin_put(Coop coop, const char *fn, const niin_device_context &c,
+                                        void *dest, const void *source, size_t bytes, int pe,
+                                        bool blocking) {
+    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    if (bytes == 0) return;
+#if NIIN_NCCL_HAS_GIN
+    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
+    if (!in_heap(c, source, bytes)) return not_implemented(coop, fn, kGinSourceOutsideHeap);
+    with_nccl_coop(coop, [&](auto nccl_coop) {
+        ncclGin gin(c.dev_comm, gin_context_index());
+        gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), c.window,
+                heap_offset(c, source), bytes, ncclGin_None{}, ncclGin_None{}, nccl_coop);
+        if (blocking) gin.flush(nccl_coop);
+    });
+#else
+    (void)dest;
+    (void)source;
+    (void)bytes;
+    (void)blocking;
+    not_implemented(coop, fn, kNoGinHeaders);
+#endif
+}
+
+/* `bytes` from symmetric `source` on a PE outside the LSA team to local `dest`, through
+ * GIN. */
+template <typename Coop>
+__device__ __forceinline__ void gin_get(Coop coop, const char *fn, const niin_device_context &c,
+                                        void *dest, const void *source, size_t bytes, int pe,
+                                        bool blocking) {
+    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    if (bytes == 0) return;
+#if NIIN_NCCL_HAS_GIN_GET
+    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
+    if (!in_heap(c, dest, bytes)) return not_implemented(coop, fn, kGinDestOutsideHeap);
+    with_nccl_coop(coop, [&](auto nccl_coop) {
+        ncclGin gin(c.dev_comm, gin_context_index());
+        gin.get(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, source), c.window,
+                heap_offset(c, dest), bytes, nccl_coop);
+        if (blocking) gin.flush(nccl_coop);
+    });
+#else
+    (void)dest;
+    (void)source;
+    (void)bytes;
+    (void)blocking;
+    not_implemented(coop, fn, NIIN_NCCL_HAS_GIN ? kNoGinGet : kNoGinHeaders);
+#endif
+}
+
+/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Out of line: one body
+ * per scope serves every typed, sized and mem function. */
+template <typename Coop>
+__device__ __noinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
+                                 size_t bytes, int pe, bool blocking) {
+    const niin_device_context &c = context(fn);
+    coop.sync();
+    char *d = lsa_address(c, dest, pe);
+    if (d != nullptr)
+        coop_copy(coop, d, source, bytes);
+    else
+        gin_put(coop, fn, c, dest, source, bytes, pe, blocking);
+    coop.sync();
+}
+
+/* Get: `bytes` from symmetric `source` on `pe` to local `dest`. Out of line, as put. */
+template <typename Coop>
+__device__ __noinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
+                                 size_t bytes, int pe, bool blocking) {
+    const niin_device_context &c = context(fn);
+    coop.sync();
+    const char *s = lsa_address(c, source, pe);
+    if (s != nullptr)
+        coop_copy(coop, dest, s, bytes);
+    else
+        gin_get(coop, fn, c, dest, source, bytes, pe, blocking);
+    coop.sync();
+}
+
+/* The GIN side of a scalar put: one body per value width (1, 2, 4, 8 bytes). */
+template <typename U>
+__device__ __noinline__ void p_remote(const char *fn, const niin_device_context &c, void *dest,
+                                      U bits, int pe) {
+    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+#if NIIN_NCCL_HAS_GIN
+    if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
+    ncclGin gin(c.dev_comm, gin_context_index());
+    gin.putValue(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), bits);
+#else
+    (void)dest;
+    (void)bits;
+    not_implemented(fn, kNoGinHeaders);
+#endif
+}
+
+/* Scalar put: one store for self and LSA peers (through the same-size unsigned integer,
+ * volatile so that it is neither dropped nor merged), GIN putValue otherwise. */
+template <typename T>
+__device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
+    using U = typename uint_of_size<sizeof(T)>::type;
+    const niin_device_context &c = context(fn);
+    char *d = lsa_address(c, dest, pe);
+    if (d != nullptr)
+        *reinterpret_cast<volatile U *>(d) = bits_of(value);
+    else
+        p_remote<U>(fn, c, dest, bits_of(value), pe);
+}
+
+/* Scalar get: one volatile load for self and LSA peers (a kernel may poll with it). */
+template <typename T>
+__device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
+    using U = typename uint_of_size<sizeof(T)>::type;
+    const niin_device_context &c = context(fn);
+    const char *s = lsa_address(c, source, pe);
+    if (s != nullptr) return from_bits<T>(*reinterpret_cast<const volatile U *>(s));
+    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    return not_implemented_value<T>(fn, kNoScalarGet);
+}
+
+} /* namespace detail */
+} /* namespace niin */
+
+/* ---- the public functions of niin/rma.h ---------------------------------------------- */
+
+NIIN_BEGIN_C_DECLS
+
+#define NIIN_DEFINE_TYPED_RMA(NAME, TYPE)                                                       \
+    NIIN_DEVICE void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                  \
+        niin::detail::p<TYPE>("nvshmem_" #NAME "_p", dest, value, pe);                            \
+    }                                                                                             \
+    NIIN_DEVICE TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                             \
+        return niin::detail::g<TYPE>("nvshmem_" #NAME "_g", source, pe);                          \
+    }                                                                                             \
+    NIIN_DEVICE void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) { \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put", dest, source,      \
+                          nelems * sizeof(TYPE), pe, true);                                       \
+    }                                                                                             \
+    NIIN_DEVICE void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe) { \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get", dest, source,      \
+                          nelems * sizeof(TYPE), pe, true);                                       \
+    }                                                                                             \
+    NIIN_DEVICE void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
+                                              int pe) {                                           \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put_nbi", dest, source,  \
+                          nelems * sizeof(TYPE), pe, false);                                      \
+    }                                                                                             \
+    NIIN_DEVICE void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
+                                              int pe) {                                           \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get_nbi", dest, source,  \
+                          nelems * sizeof(TYPE), pe, false);                                      \
+    }
+NIIN_FOR_EACH_RMA_TYPE(NIIN_DEFINE_TYPED_RMA)
+#undef NIIN_DEFINE_TYPED_RMA
+
+#define NIIN_DEFINE_SIZED_RMA(BITS, TYPE)                                                        \
+    NIIN_DEVICE void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe) {   \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS, dest, source,         \
+                          nelems * sizeof(TYPE), pe, true);                                      \
+    }                                                                                            \
+    NIIN_DEVICE void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe) {   \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS, dest, source,         \
+                          nelems * sizeof(TYPE), pe, true);                                      \
+    }                                                                                            \
+    NIIN_DEVICE void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,      \
+                                             int pe) {                                           \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS "_nbi", dest, source,  \
+                          nelems * sizeof(TYPE), pe, false);                                     \
+    }                                                                                            \
+    NIIN_DEVICE void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems,      \
+                                             int pe) {                                           \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS "_nbi", dest, source,  \
+                          nelems * sizeof(TYPE), pe, false);                                     \
+    }
+NIIN_FOR_EACH_RMA_SIZE(NIIN_DEFINE_SIZED_RMA)
+#undef NIIN_DEFINE_SIZED_RMA
+
+NIIN_END_C_DECLS
+
+/* putmem/getmem are host functions too: device bodies in the device pass only. */
+#if defined(__CUDA_ARCH__)
+NIIN_BEGIN_C_DECLS
+NIIN_DEVICE_HD void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe) {
+    niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_putmem", dest, source, bytes, pe, true);
+}
+NIIN_DEVICE_HD void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe) {
+    niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_getmem", dest, source, bytes, pe, true);
+}
+NIIN_DEVICE_HD void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
+    niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_putmem_nbi", dest, source, bytes, pe,
+                      false);
+}
+NIIN_DEVICE_HD void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe) {
+    niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_getmem_nbi", dest, source, bytes, pe,
+                      false);
+}
+NIIN_END_C_DECLS
+#endif /* __CUDA_ARCH__ */
+
+#endif /* __CUDACC__ */
+
+#endif /* NIIN_IMPL_RMA_IMPL_H */

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# compile-device-headers.sh -- compile (only: no linking, no GPU) the device API headers
+# against one or more NCCL header trees, with every warning an error.
+#
+# Usage: scripts/compile-device-headers.sh NCCL_INCLUDE_DIR [NCCL_INCLUDE_DIR ...]
+#
+#   NCCL_INCLUDE_DIR  a folder holding nccl.h and nccl_device.h, e.g. .cuda/nccl-2.31.2/include
+#                     from scripts/install-cuda-toolchain.sh
+#
+# For each folder, tests/device/compile_all.cu (a TU whose kernels call every device
+# function of the headers, for every RMA type and every scope) is compiled twice, whole
+# program and -rdc=true, side by side:
+#
+#   nvcc -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+#        --expt-relaxed-constexpr [-rdc=true] -I device/include -isystem NCCL_INCLUDE_DIR -c
+#
+# NCCL's headers are a system include: their own unused parameters are not ours to fix.
+# Then the host side of the object must leave the functions that libnvshmem_host also
+# has (nvshmem_my_pe, nvshmem_putmem, nvshmem_barrier_all, ...) undefined, i.e. call the
+# library from host code, not a device body.
+#
+# Honours NVCC (default: .cuda/cuda/bin/nvcc when present, else nvcc on PATH) and
+# CUDA_HOST_CXX (the host compiler given to -ccbin; default g++).
+set -euo pipefail
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 NCCL_INCLUDE_DIR [NCCL_INCLUDE_DIR ...]" >&2
+    exit 2
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -n "${NVCC:-}" ]; then
+    nvcc="$NVCC"
+elif [ -x "$root/.cuda/cuda/bin/nvcc" ]; then
+    nvcc="$root/.cuda/cuda/bin/nvcc"
+else
+    nvcc="$(command -v nvcc || true)"
+fi
+if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
+    echo "compile-device-headers.sh: no nvcc (run scripts/install-cuda-toolchain.sh, set NVCC)" >&2
+    exit 1
+fi
+host_cxx="${CUDA_HOST_CXX:-g++}"
+source_file="$root/tests/device/compile_all.cu"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+flags=(-std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+    --expt-relaxed-constexpr -ccbin "$host_cxx" -I "$root/device/include")
+
+# Functions declared for host and device: in host code they must stay calls to
+# libnvshmem_host (undefined in the object).
+host_functions=(nvshmem_my_pe nvshmem_n_pes nvshmem_ptr nvshmem_putmem nvshmem_getmem
+    nvshmem_putmem_nbi nvshmem_getmem_nbi nvshmem_fence nvshmem_quiet nvshmem_barrier_all
+    nvshmem_sync_all nvshmem_barrier nvshmem_team_my_pe nvshmem_signal_fetch)
+
+status=0
+for inc in "$@"; do
+    if [ ! -f "$inc/nccl_device.h" ]; then
+        echo "compile-device-headers.sh: $inc has no nccl_device.h" >&2
+        exit 1
+    fi
+    version="$(sed -n 's/^#define NCCL_VERSION_CODE \([0-9]*\).*/\1/p' "$inc/nccl.h")"
+    start=$SECONDS
+    pids=()
+    for mode in whole rdc; do
+        extra=()
+        [ "$mode" = rdc ] && extra=(-rdc=true)
+        (
+            "$nvcc" "${flags[@]}" "${extra[@]}" -isystem "$inc" -c "$source_file" \
+                -o "$out/$mode.o" >"$out/$mode.log" 2>&1
+        ) &
+        pids+=($!)
+    done
+    for i in 0 1; do
+        mode=$([ $i = 0 ] && echo whole || echo rdc)
+        if wait "${pids[$i]}"; then
+            undefined="$(nm -u "$out/$mode.o" | awk '{print $2}')"
+            ok=1
+            for f in "${host_functions[@]}"; do
+                if ! grep -qx "$f" <<<"$undefined"; then
+                    echo "FAIL NCCL $version ($inc), $mode: host code must call" \
+                        "libnvshmem_host's $f"
+                    ok=0
+                    status=1
+                fi
+            done
+            [ $ok = 1 ] && echo "ok   NCCL $version ($inc), $mode"
+        else
+            echo "FAIL NCCL $version ($inc), $mode:"
+            cat "$out/$mode.log"
+            status=1
+        fi
+    done
+    echo "     $((SECONDS - start)) s for NCCL $version"
+done
+exit $status

@@ -1,0 +1,145 @@
+// context_check.h -- checks of the per-module device context (niin/context.h), shared by
+// the GPU programs context_one_tu.cu, context_two_tus_*.cu and context_dlopen_main.cu.
+//
+// CONTEXT_CHECK_TU(tag) defines, in the translation unit (TU) that expands it, a kernel and
+// a host function `context_check_<tag>` that reads *this TU's* context (each TU has its
+// own slot) and reports what it found. The checks on the reports are in
+// context_check_main.h (the mains only).
+//
+// Build with -DCONTEXT_TEST_NO_DEVICE_API to leave out the device-side nvshmem_my_pe() /
+// nvshmem_n_pes() calls (before the device query API exists).
+
+#ifndef NIIN_TESTS_CONTEXT_CHECK_H
+#define NIIN_TESTS_CONTEXT_CHECK_H
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#include <niin/context.h>
+
+// What one TU's kernel saw.
+struct ContextReport {
+    int has_ctx;                   // niin_ctx() != NULL
+    unsigned long long ctx_addr;   // its address (each TU has its own context)
+    int my_pe, n_pes;              // from the context
+    int api_my_pe, api_n_pes;      // device nvshmem_my_pe() / nvshmem_n_pes() (-2: not built)
+    unsigned long long heap_base, heap_size, window;
+    int lsa_size, lsa_rank;
+    int dc_rank, dc_n_ranks, dc_lsa_rank, dc_lsa_size; // the ncclDevComm's own view
+    unsigned barrier_count;
+    int gin_enabled;
+    unsigned long long self_ptr;   // ncclGetPeerPointer(window, probe offset, my_pe)
+    int lsa_peer_ptrs;             // LSA peers whose peer pointer is non-NULL
+    unsigned long long dev_comm_hash; // FNV-1a of the ncclDevComm bytes
+    int nccl_headers;              // NCCL_VERSION_CODE this TU was compiled with
+    unsigned dev_comm_size;        // sizeof(ncclDevComm) here
+};
+
+#define CONTEXT_CUDA(x)                                                                    \
+    do {                                                                                   \
+        cudaError_t e_ = (x);                                                              \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+#ifdef CONTEXT_TEST_NO_DEVICE_API
+#define CONTEXT_API_MY_PE() (-2)
+#define CONTEXT_API_N_PES() (-2)
+#else
+#define CONTEXT_API_MY_PE() nvshmem_my_pe()
+#define CONTEXT_API_N_PES() nvshmem_n_pes()
+#endif
+
+// Declarations of a TU's entry points (C names, so dlsym finds them).
+#define CONTEXT_CHECK_DECLARE(tag)                                                         \
+    extern "C" int context_check_##tag(size_t probe_offset, ContextReport *report);        \
+    extern "C" int context_barrier_##tag(unsigned ctas, int rounds);                       \
+    extern "C" int context_lsa_write_##tag(size_t probe_offset);
+
+// Definitions, in the TU whose context they check.
+#define CONTEXT_CHECK_TU(tag)                                                              \
+    CONTEXT_CHECK_DECLARE(tag)                                                             \
+    static __global__ void context_report_kernel_##tag(size_t probe_offset,                 \
+                                                       ContextReport *out) {                \
+        ContextReport r;                                                                   \
+        memset(&r, 0, sizeof r);                                                           \
+        r.nccl_headers = NCCL_VERSION_CODE;                                                \
+        r.dev_comm_size = (unsigned)sizeof(ncclDevComm);                                   \
+        niin_device_context *c = niin_ctx();                                               \
+        r.has_ctx = c != nullptr;                                                          \
+        r.ctx_addr = (unsigned long long)c;                                                \
+        if (c != nullptr) {                                                                \
+            r.my_pe = c->my_pe;                                                            \
+            r.n_pes = c->n_pes;                                                            \
+            r.api_my_pe = CONTEXT_API_MY_PE();                                             \
+            r.api_n_pes = CONTEXT_API_N_PES();                                             \
+            r.heap_base = (unsigned long long)c->heap_base;                                \
+            r.heap_size = c->heap_size;                                                    \
+            r.window = (unsigned long long)c->window;                                      \
+            r.lsa_size = c->lsa_size;                                                      \
+            r.lsa_rank = c->lsa_rank;                                                      \
+            r.dc_rank = c->dev_comm.rank;                                                  \
+            r.dc_n_ranks = c->dev_comm.nRanks;                                             \
+            r.dc_lsa_rank = c->dev_comm.lsaRank;                                           \
+            r.dc_lsa_size = c->dev_comm.lsaSize;                                           \
+            r.barrier_count = c->barrier_count;                                            \
+            r.gin_enabled = c->gin_enabled;                                                \
+            r.self_ptr =                                                                   \
+                (unsigned long long)ncclGetPeerPointer(c->window, probe_offset, c->my_pe);  \
+            int first = c->my_pe - c->lsa_rank;                                            \
+            for (int p = first; p < first + c->lsa_size; p++)                              \
+                r.lsa_peer_ptrs += ncclGetPeerPointer(c->window, probe_offset, p) != nullptr; \
+            const unsigned char *b = (const unsigned char *)&c->dev_comm;                  \
+            unsigned long long h = 1469598103934665603ull;                                 \
+            for (size_t i = 0; i < sizeof(ncclDevComm); i++) h = (h ^ b[i]) * 1099511628211ull; \
+            r.dev_comm_hash = h;                                                           \
+        }                                                                                  \
+        *out = r;                                                                          \
+    }                                                                                      \
+    /* Every CTA (index blockIdx.x) passes an LSA barrier of this TU's devComm `rounds` times. */ \
+    static __global__ void context_barrier_kernel_##tag(int rounds) {                       \
+        niin_device_context *c = niin_ctx_checked();                                       \
+        for (int i = 0; i < rounds; i++) {                                                 \
+            ncclLsaBarrierSession<ncclCoopCta> bar(ncclCoopCta(), c->dev_comm, ncclTeamTagLsa(), \
+                                                   blockIdx.x);                            \
+            bar.sync(ncclCoopCta(), cuda::memory_order_seq_cst);                           \
+        }                                                                                  \
+    }                                                                                      \
+    /* Writes my_pe + 1 into word my_pe of every LSA peer's probe, through peer pointers. */ \
+    static __global__ void context_lsa_write_kernel_##tag(size_t probe_offset) {            \
+        niin_device_context *c = niin_ctx_checked();                                       \
+        int first = c->my_pe - c->lsa_rank;                                                \
+        for (int p = first; p < first + c->lsa_size; p++) {                                \
+            int *peer = (int *)ncclGetPeerPointer(c->window, probe_offset, p);             \
+            peer[c->my_pe] = c->my_pe + 1;                                                 \
+        }                                                                                  \
+        __threadfence_system();                                                            \
+    }                                                                                      \
+    int context_check_##tag(size_t probe_offset, ContextReport *report) {                  \
+        ContextReport *d = nullptr;                                                        \
+        CONTEXT_CUDA(cudaMalloc(&d, sizeof *d));                                           \
+        context_report_kernel_##tag<<<1, 1>>>(probe_offset, d);                            \
+        CONTEXT_CUDA(cudaGetLastError());                                                  \
+        CONTEXT_CUDA(cudaMemcpy(report, d, sizeof *d, cudaMemcpyDeviceToHost));            \
+        CONTEXT_CUDA(cudaFree(d));                                                         \
+        return 0;                                                                          \
+    }                                                                                      \
+    int context_barrier_##tag(unsigned ctas, int rounds) {                                 \
+        context_barrier_kernel_##tag<<<ctas, 128>>>(rounds);                               \
+        CONTEXT_CUDA(cudaGetLastError());                                                  \
+        CONTEXT_CUDA(cudaDeviceSynchronize());                                             \
+        return 0;                                                                          \
+    }                                                                                      \
+    int context_lsa_write_##tag(size_t probe_offset) {                                     \
+        context_lsa_write_kernel_##tag<<<1, 1>>>(probe_offset);                            \
+        CONTEXT_CUDA(cudaGetLastError());                                                  \
+        CONTEXT_CUDA(cudaDeviceSynchronize());                                             \
+        return 0;                                                                          \
+    }
+
+#endif // NIIN_TESTS_CONTEXT_CHECK_H
