@@ -83,7 +83,10 @@ fn a_failing_pe_fails_the_job_and_the_others_are_stopped() {
     // An unknown check name makes every PE exit 2 before joining the world.
     let outcome = launch::run(&spec(2, &["no_such_check"])).unwrap();
     assert_eq!(outcome.exit_code(), 2);
-    assert!(String::from_utf8_lossy(&outcome.pes[0].stderr).contains("no check named"));
+    // The first PE to fail is reported; the launcher may stop the other before it writes.
+    let pe = outcome.failed_pe().expect("a PE failed");
+    let stderr = String::from_utf8_lossy(&outcome.pes[pe].stderr);
+    assert!(stderr.contains("no check named"), "PE {pe}: {stderr}");
 }
 
 /// The `niinrun` binary, built by cargo beside this test's executable; built on demand
