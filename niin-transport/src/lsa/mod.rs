@@ -63,27 +63,6 @@ const CONTROL_BYTES: usize = MAX_BARRIER_TEAMS * 8;
 /// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`).
 pub const MAX_BARRIER_TEAMS: usize = 4096;
 
-/// Largest piece of one `cuMemcpyAsync` for put/get. Measured on an H200 (2 PEs on one
-/// GPU): single copies of 64 MiB ran at ~1.95 TB/s, single copies of 256 MiB at ~1.07
-/// TB/s; pieces of at most this size keep large transfers at the smaller copies' rate.
-const COPY_CHUNK: usize = 64 << 20;
-
-/// `cuMemcpyAsync` of `len` bytes in pieces of at most [`COPY_CHUNK`], in order on `s`.
-///
-/// # Safety
-/// As [`cuda::memcpy_async`] for the whole range.
-unsafe fn copy_in_chunks(dst: u64, src: u64, len: usize, s: &Stream) -> Result<()> {
-    let mut done = 0;
-    while done < len {
-        let n = (len - done).min(COPY_CHUNK);
-        // SAFETY: a piece of the range the caller vouches for.
-        unsafe { cuda::memcpy_async(dst + done as u64, src + done as u64, n, s) }
-            .map_err(cuda_err)?;
-        done += n;
-    }
-    Ok(())
-}
-
 /// What a wait compares each word with.
 #[derive(Clone, Copy)]
 enum Targets<'a> {
@@ -637,7 +616,7 @@ impl Transport for LsaTransport {
         self.on(order, |s| {
             // SAFETY: `to` is a checked range of a mapped heap; `src` is valid by the caller's
             // contract until the copy has run.
-            unsafe { copy_in_chunks(to, src as u64, len, s) }
+            unsafe { cuda::memcpy_async(to, src as u64, len, s) }.map_err(cuda_err)
         })
     }
 
@@ -656,7 +635,7 @@ impl Transport for LsaTransport {
         }
         self.on(order, |s| {
             // SAFETY: as in `put`, the other way round.
-            unsafe { copy_in_chunks(dst as u64, from, len, s) }
+            unsafe { cuda::memcpy_async(dst as u64, from, len, s) }.map_err(cuda_err)
         })
     }
 
