@@ -173,3 +173,24 @@ pub(crate) fn status_call(function: &str, body: impl FnOnce() -> FfiResult<()>) 
 pub(crate) fn value_call<T>(function: &str, on_error: T, body: impl FnOnce() -> FfiResult<T>) -> T {
     run(function, body).unwrap_or(on_error)
 }
+
+/// Defines `void` C entry points, each forwarding its arguments to an internal
+/// `unsafe fn(...) -> FfiResult<()>` and reporting errors under its own name (one body
+/// for NVSHMEM's blocking and `_nbi` spellings of the same operation). Each entry's doc
+/// comment must carry its `# Safety` section: the contract is the inner function's.
+macro_rules! void_entries {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $inner:ident;
+    )*) => {$(
+        $(#[$attr])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) {
+            $crate::error::value_call(stringify!($name), (), || {
+                // SAFETY: forwarded from this entry's contract, which is `$inner`'s.
+                unsafe { $inner($($arg),*) }
+            });
+        }
+    )*};
+}
+pub(crate) use void_entries;

@@ -10,7 +10,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::convert;
-use crate::error::{FfiResult, value_call};
+use crate::error::{FfiResult, value_call, void_entries};
 use crate::state;
 
 /// # Safety
@@ -55,76 +55,34 @@ unsafe fn getmem(
     Ok(unsafe { w.getmem(dest.cast(), src, bytes, pe) }?)
 }
 
-/// Copies `bytes` bytes at `source` (local memory) into the symmetric object `dest` on
-/// `pe` (`nvshmem_putmem`); `source` may be reused when it returns. Errors are a `NIIN:`
-/// line. 0 bytes do nothing.
-///
-/// # Safety
-/// `source..source + bytes` must be readable during the call.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmem_putmem(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-) {
-    // SAFETY: forwarded from this function's contract.
-    value_call("nvshmem_putmem", (), || unsafe {
-        putmem(dest, source, bytes, pe)
-    });
-}
+void_entries! {
+    /// Copies `bytes` bytes at `source` (local memory) into the symmetric object `dest` on
+    /// `pe` (`nvshmem_putmem`); `source` may be reused when it returns. Errors are a `NIIN:`
+    /// line. 0 bytes do nothing.
+    ///
+    /// # Safety
+    /// `source..source + bytes` must be readable during the call.
+    fn nvshmem_putmem(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int) => putmem;
 
-/// As [`nvshmem_putmem`] (`nvshmem_putmem_nbi`: niin-rs completes it at once).
-///
-/// # Safety
-/// As [`nvshmem_putmem`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmem_putmem_nbi(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-) {
-    // SAFETY: forwarded from this function's contract.
-    value_call("nvshmem_putmem_nbi", (), || unsafe {
-        putmem(dest, source, bytes, pe)
-    });
-}
+    /// As [`nvshmem_putmem`] (`nvshmem_putmem_nbi`: niin-rs completes it at once).
+    ///
+    /// # Safety
+    /// As [`nvshmem_putmem`].
+    fn nvshmem_putmem_nbi(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int) => putmem;
 
-/// Copies `bytes` bytes of the symmetric object `source` on `pe` to `dest` (local
-/// memory) (`nvshmem_getmem`); `dest` holds them when it returns. Errors are a `NIIN:`
-/// line. 0 bytes do nothing.
-///
-/// # Safety
-/// `dest..dest + bytes` must be writable, and not otherwise accessed, during the call.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmem_getmem(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-) {
-    // SAFETY: forwarded from this function's contract.
-    value_call("nvshmem_getmem", (), || unsafe {
-        getmem(dest, source, bytes, pe)
-    });
-}
+    /// Copies `bytes` bytes of the symmetric object `source` on `pe` to `dest` (local
+    /// memory) (`nvshmem_getmem`); `dest` holds them when it returns. Errors are a `NIIN:`
+    /// line. 0 bytes do nothing.
+    ///
+    /// # Safety
+    /// `dest..dest + bytes` must be writable, and not otherwise accessed, during the call.
+    fn nvshmem_getmem(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int) => getmem;
 
-/// As [`nvshmem_getmem`] (`nvshmem_getmem_nbi`: niin-rs completes it at once).
-///
-/// # Safety
-/// As [`nvshmem_getmem`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmem_getmem_nbi(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-) {
-    // SAFETY: forwarded from this function's contract.
-    value_call("nvshmem_getmem_nbi", (), || unsafe {
-        getmem(dest, source, bytes, pe)
-    });
+    /// As [`nvshmem_getmem`] (`nvshmem_getmem_nbi`: niin-rs completes it at once).
+    ///
+    /// # Safety
+    /// As [`nvshmem_getmem`].
+    fn nvshmem_getmem_nbi(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int) => getmem;
 }
 
 /// Atomically reads this PE's signal word `sig_addr` (`nvshmem_signal_fetch`); 0 with a

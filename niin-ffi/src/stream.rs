@@ -14,7 +14,7 @@ use std::ffi::{c_int, c_void};
 use niin_api::{Stream, World};
 
 use crate::convert;
-use crate::error::{FfiError, FfiResult, status_call, value_call};
+use crate::error::{FfiError, FfiResult, status_call, value_call, void_entries};
 use crate::state;
 
 /// `cudaStream_t` as it crosses the ABI: an opaque pointer.
@@ -123,79 +123,50 @@ unsafe fn getmem_on_stream(
     })
 }
 
-/// Enqueues a put of `bytes` bytes at `source` (local memory) into the symmetric object
-/// `dest` on `pe` (`nvshmemx_putmem_on_stream`).
-///
-/// # Safety
-/// `source..source + bytes` must stay readable until the stream has run the put.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmemx_putmem_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_putmem_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { putmem_on_stream(dest, source, bytes, pe, cstrm) }
-    });
-}
+void_entries! {
+    /// Enqueues a put of `bytes` bytes at `source` (local memory) into the symmetric object
+    /// `dest` on `pe` (`nvshmemx_putmem_on_stream`).
+    ///
+    /// # Safety
+    /// `source..source + bytes` must stay readable until the stream has run the put.
+    fn nvshmemx_putmem_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int, cstrm: CudaStream) => putmem_on_stream;
 
-/// As [`nvshmemx_putmem_on_stream`] (`nvshmemx_putmem_nbi_on_stream`).
-///
-/// # Safety
-/// As [`nvshmemx_putmem_on_stream`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmemx_putmem_nbi_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_putmem_nbi_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { putmem_on_stream(dest, source, bytes, pe, cstrm) }
-    });
-}
+    /// As [`nvshmemx_putmem_on_stream`] (`nvshmemx_putmem_nbi_on_stream`).
+    ///
+    /// # Safety
+    /// As [`nvshmemx_putmem_on_stream`].
+    fn nvshmemx_putmem_nbi_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int, cstrm: CudaStream) => putmem_on_stream;
 
-/// Enqueues a get of `bytes` bytes of the symmetric object `source` on `pe` into `dest`
-/// (local memory) (`nvshmemx_getmem_on_stream`).
-///
-/// # Safety
-/// `dest..dest + bytes` must stay writable, and not otherwise accessed, until the stream
-/// has run the get.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmemx_getmem_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_getmem_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { getmem_on_stream(dest, source, bytes, pe, cstrm) }
-    });
-}
+    /// Enqueues a get of `bytes` bytes of the symmetric object `source` on `pe` into `dest`
+    /// (local memory) (`nvshmemx_getmem_on_stream`).
+    ///
+    /// # Safety
+    /// `dest..dest + bytes` must stay writable, and not otherwise accessed, until the stream
+    /// has run the get.
+    fn nvshmemx_getmem_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int, cstrm: CudaStream) => getmem_on_stream;
 
-/// As [`nvshmemx_getmem_on_stream`] (`nvshmemx_getmem_nbi_on_stream`).
-///
-/// # Safety
-/// As [`nvshmemx_getmem_on_stream`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvshmemx_getmem_nbi_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_getmem_nbi_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { getmem_on_stream(dest, source, bytes, pe, cstrm) }
-    });
+    /// As [`nvshmemx_getmem_on_stream`] (`nvshmemx_getmem_nbi_on_stream`).
+    ///
+    /// # Safety
+    /// As [`nvshmemx_getmem_on_stream`].
+    fn nvshmemx_getmem_nbi_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, pe: c_int, cstrm: CudaStream) => getmem_on_stream;
+
+    /// Enqueues a put of `bytes` bytes at `source` into `dest` on `pe`, then the update of
+    /// the signal word `sig_addr` on `pe` by `sig_op` (`NVSHMEM_SIGNAL_SET` or
+    /// `NVSHMEM_SIGNAL_ADD`) with `signal` (`nvshmemx_putmem_signal_on_stream`): a PE that
+    /// sees the signal sees the data.
+    ///
+    /// # Safety
+    /// `source..source + bytes` must stay readable until the stream has run the put.
+    #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+    fn nvshmemx_putmem_signal_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, cstrm: CudaStream) => putmem_signal_on_stream;
+
+    /// As [`nvshmemx_putmem_signal_on_stream`] (`nvshmemx_putmem_signal_nbi_on_stream`).
+    ///
+    /// # Safety
+    /// As [`nvshmemx_putmem_signal_on_stream`].
+    #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+    fn nvshmemx_putmem_signal_nbi_on_stream(dest: *mut c_void, source: *const c_void, bytes: usize, sig_addr: *mut u64, signal: u64, sig_op: c_int, pe: c_int, cstrm: CudaStream) => putmem_signal_on_stream;
 }
 
 /// # Safety
@@ -228,53 +199,6 @@ unsafe fn putmem_signal_on_stream(
         // (this function's contract); with 0 bytes it is not read.
         Ok(unsafe { s.putmem_signal(dst, source.cast(), bytes, sig, signal, op, pe) }?)
     })
-}
-
-/// Enqueues a put of `bytes` bytes at `source` into `dest` on `pe`, then the update of
-/// the signal word `sig_addr` on `pe` by `sig_op` (`NVSHMEM_SIGNAL_SET` or
-/// `NVSHMEM_SIGNAL_ADD`) with `signal` (`nvshmemx_putmem_signal_on_stream`): a PE that
-/// sees the signal sees the data.
-///
-/// # Safety
-/// `source..source + bytes` must stay readable until the stream has run the put.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-pub unsafe extern "C" fn nvshmemx_putmem_signal_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_putmem_signal_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { putmem_signal_on_stream(dest, source, bytes, sig_addr, signal, sig_op, pe, cstrm) }
-    });
-}
-
-/// As [`nvshmemx_putmem_signal_on_stream`] (`nvshmemx_putmem_signal_nbi_on_stream`).
-///
-/// # Safety
-/// As [`nvshmemx_putmem_signal_on_stream`].
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-pub unsafe extern "C" fn nvshmemx_putmem_signal_nbi_on_stream(
-    dest: *mut c_void,
-    source: *const c_void,
-    bytes: usize,
-    sig_addr: *mut u64,
-    signal: u64,
-    sig_op: c_int,
-    pe: c_int,
-    cstrm: CudaStream,
-) {
-    value_call("nvshmemx_putmem_signal_nbi_on_stream", (), || {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { putmem_signal_on_stream(dest, source, bytes, sig_addr, signal, sig_op, pe, cstrm) }
-    });
 }
 
 /// Enqueues the update of the signal word `sig_addr` on `pe` by `sig_op` with `signal`
