@@ -8,8 +8,9 @@
 #                     from scripts/install-cuda-toolchain.sh
 #
 # For each folder, tests/device/compile_all.cu (a TU whose kernels call every device
-# function of the headers, for every RMA type and every scope) is compiled twice, whole
-# program and -rdc=true, side by side:
+# function of the headers, for every RMA type and every scope) is compiled three times,
+# side by side: whole program, -rdc=true, and whole program without the GIN path
+# (-DNIIN_DEVICE_GIN=0):
 #
 #   nvcc -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
 #        --expt-relaxed-constexpr [-rdc=true] -I device/include -isystem NCCL_INCLUDE_DIR -c
@@ -63,17 +64,19 @@ for inc in "$@"; do
     version="$(sed -n 's/^#define NCCL_VERSION_CODE \([0-9]*\).*/\1/p' "$inc/nccl.h")"
     start=$SECONDS
     pids=()
-    for mode in whole rdc; do
+    for mode in whole rdc nogin; do
         extra=()
         [ "$mode" = rdc ] && extra=(-rdc=true)
+        [ "$mode" = nogin ] && extra=(-DNIIN_DEVICE_GIN=0)
         (
             "$nvcc" "${flags[@]}" "${extra[@]}" -isystem "$inc" -c "$source_file" \
                 -o "$out/$mode.o" >"$out/$mode.log" 2>&1
         ) &
         pids+=($!)
     done
-    for i in 0 1; do
-        mode=$([ $i = 0 ] && echo whole || echo rdc)
+    modes=(whole rdc nogin)
+    for i in 0 1 2; do
+        mode=${modes[$i]}
         if wait "${pids[$i]}"; then
             undefined="$(nm -u "$out/$mode.o" | awk '{print $2}')"
             ok=1

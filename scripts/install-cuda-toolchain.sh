@@ -14,7 +14,8 @@
 #                        crt/, cccl/), lib/ and lib64 -> lib (cudart, cudadevrt, libnvvm)
 #   DIR/nccl-<V>/include NCCL <V>'s headers (nccl.h, nccl_device.h, nccl_device/), for
 #                        each V in NCCL_VERSIONS below
-#   DIR/ready            the versions installed; when it matches, a rerun does nothing
+#   DIR/ready            the CUDA wheels installed; when it matches (and every NCCL
+#                        version asked for is there), a rerun does nothing
 #
 # from the wheels nvidia-cuda-nvcc, nvidia-cuda-runtime, nvidia-cuda-crt, nvidia-cuda-cccl,
 # nvidia-nvvm (13.0.x; the CUDA 13 wheels carry no -cu13 suffix) and nvidia-nccl-cu13
@@ -22,7 +23,10 @@
 # wheel into a temporary folder, the needed files are unpacked, the wheel is deleted. The
 # host compiler is the machine's g++ (CUDA 13.0 supports gcc up to 14).
 #
-# Honours PYTHON (the python3 that runs pip; default python3).
+# Honours PYTHON (the python3 that runs pip; default python3) and NIIN_NCCL_HEADERS (the
+# NCCL header versions to install, space-separated; default: the two CI compiles against.
+# scripts/gpu/prepare.sh adds 2.28.3, the GPU machine's own NCCL). Each NCCL version is
+# installed once and kept; asking for another one adds it without touching the rest.
 set -euo pipefail
 
 # CUDA 13.0 Update 2 components (one release: nvcc, crt and nvvm 13.0.88, cudart 13.0.96,
@@ -34,12 +38,12 @@ CUDA_WHEELS=(
     nvidia-cuda-runtime==13.0.96
     nvidia-cuda-cccl==13.0.85
 )
-NCCL_VERSIONS=(2.28.9 2.31.2)
+read -ra NCCL_VERSIONS <<<"${NIIN_NCCL_HEADERS:-2.28.9 2.31.2}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${1:-$root/.cuda}"
 python="${PYTHON:-python3}"
-stamp="cuda: ${CUDA_WHEELS[*]}; nccl: ${NCCL_VERSIONS[*]}"
+stamp="cuda: ${CUDA_WHEELS[*]}"
 
 report() {
     echo "install-cuda-toolchain.sh: $dir"
@@ -54,10 +58,20 @@ report() {
     echo "  size: $(du -sh "$dir" | cut -f1)"
 }
 
+# NCCL versions not installed yet (an installed one has include/nccl.h).
+missing_nccl() {
+    for v in "${NCCL_VERSIONS[@]}"; do
+        [ -f "$dir/nccl-$v/include/nccl.h" ] || echo "$v"
+    done
+}
+cuda_ready=0
 if [ -f "$dir/ready" ] && [ "$(cat "$dir/ready")" = "$stamp" ] && [ -x "$dir/cuda/bin/nvcc" ]; then
-    echo "install-cuda-toolchain.sh: already installed (cached)"
-    report
-    exit 0
+    cuda_ready=1
+    if [ -z "$(missing_nccl)" ]; then
+        echo "install-cuda-toolchain.sh: already installed (cached)"
+        report
+        exit 0
+    fi
 fi
 
 if ! command -v g++ >/dev/null; then
@@ -67,8 +81,8 @@ fi
 
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
-rm -rf "$dir/ready" "$dir/cuda" "$dir"/nccl-* "$dir/.download"
 download="$dir/.download"
+rm -rf "$download"
 mkdir -p "$download"
 trap 'rm -rf "$download"' EXIT
 
@@ -104,16 +118,20 @@ if n == 0:
 EOF
 }
 
-echo "install-cuda-toolchain.sh: downloading ${CUDA_WHEELS[*]}"
-fetch "${CUDA_WHEELS[@]}"
-for wheel in "$download"/*.whl; do
-    unpack "$wheel" nvidia/cu13/ "$dir/cuda"
-    rm -f "$wheel"
-done
-chmod +x "$dir"/cuda/bin/* "$dir"/cuda/nvvm/bin/*
-ln -sfn lib "$dir/cuda/lib64"
+if [ $cuda_ready -eq 0 ]; then
+    rm -rf "$dir/ready" "$dir/cuda"
+    echo "install-cuda-toolchain.sh: downloading ${CUDA_WHEELS[*]}"
+    fetch "${CUDA_WHEELS[@]}"
+    for wheel in "$download"/*.whl; do
+        unpack "$wheel" nvidia/cu13/ "$dir/cuda"
+        rm -f "$wheel"
+    done
+    chmod +x "$dir"/cuda/bin/* "$dir"/cuda/nvvm/bin/*
+    ln -sfn lib "$dir/cuda/lib64"
+fi
 
-for v in "${NCCL_VERSIONS[@]}"; do
+for v in $(missing_nccl); do
+    rm -rf "$dir/nccl-$v"
     echo "install-cuda-toolchain.sh: downloading nvidia-nccl-cu13==$v (keeping include/)"
     fetch "nvidia-nccl-cu13==$v"
     for wheel in "$download"/*.whl; do

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds, on this (CPU) machine, everything the GPU host tests need and puts it in .gpu/
+# Builds, on this (CPU) machine, everything the GPU tests need and puts it in .gpu/
 # (git-ignored), to be carried to the GPU machine together with .niin-nccl/:
 #
 #   .gpu/NIIN_HOME/{include,lib}   our headers and libnvshmem_host.so (scripts/build-niin-home.sh)
 #   .gpu/bin/                      niinrun, niin-nccl-info, check_worker (release, stripped)
+#   .gpu/dev/                      the device-API test programs, niin-rs and NVSHMEM builds
+#                                  (scripts/gpu/build-device-tests.sh; nvcc and headers from
+#                                  PyPI wheels, ~3 min on 2 cores)
 #
-# Then, on the GPU machine (see scripts/gpu/host-tests.sh):
-#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/host-tests.sh
+# Then, on the GPU machine:
+#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/host-tests.sh     (host API)
+#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh   (device API)
 #
 # The NCCL 2.31.2 bundle comes from ../shared/tools/nccl-bundle (GPU.md):
 #   ../shared/tools/nccl-bundle --version 2.31.2 --arch 90 --out .niin-nccl
@@ -21,5 +25,6 @@ for b in niinrun niin-nccl-info check_worker; do
     strip .gpu/bin/$b
 done
 strip .gpu/NIIN_HOME/lib/libnvshmem_host.so
+bash scripts/gpu/build-device-tests.sh
 ls -la .niin-nccl/*.tar.xz >/dev/null
 du -sh .gpu .niin-nccl

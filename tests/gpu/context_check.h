@@ -32,6 +32,7 @@ struct ContextReport {
     unsigned barrier_count;
     int gin_enabled;
     unsigned long long self_ptr;   // ncclGetPeerPointer(window, probe offset, my_pe)
+    int self_alias;                // a store to the probe is seen through self_ptr
     int lsa_peer_ptrs;             // LSA peers whose peer pointer is non-NULL
     unsigned long long dev_comm_hash; // FNV-1a of the ncclDevComm bytes
     int nccl_headers;              // NCCL_VERSION_CODE this TU was compiled with
@@ -58,7 +59,7 @@ struct ContextReport {
 // Declarations of a TU's entry points (C names, so dlsym finds them).
 #define CONTEXT_CHECK_DECLARE(tag)                                                         \
     extern "C" int context_check_##tag(size_t probe_offset, ContextReport *report);        \
-    extern "C" int context_barrier_##tag(unsigned ctas, int rounds);                       \
+    extern "C" int context_barrier_##tag(size_t scratch_offset, unsigned ctas, int rounds); \
     extern "C" int context_lsa_write_##tag(size_t probe_offset);
 
 // Definitions, in the TU whose context they check.
@@ -91,6 +92,17 @@ struct ContextReport {
             r.gin_enabled = c->gin_enabled;                                                \
             r.self_ptr =                                                                   \
                 (unsigned long long)ncclGetPeerPointer(c->window, probe_offset, c->my_pe);  \
+            /* NCCL may map this PE's own heap at another address: compare contents. The  \
+             * probe's word 63 is the TU's own (the LSA-write test uses words < n_pes). */ \
+            if (r.self_ptr != 0) {                                                         \
+                volatile int *direct = (volatile int *)(c->heap_base + probe_offset);      \
+                volatile int *via = (volatile int *)r.self_ptr;                            \
+                int magic = 0x5e1f0000 + c->my_pe;                                         \
+                direct[63] = magic;                                                        \
+                __threadfence_system();                                                    \
+                r.self_alias = via[63] == magic;                                           \
+                direct[63] = 0;                                                            \
+            }                                                                              \
             int first = c->my_pe - c->lsa_rank;                                            \
             for (int p = first; p < first + c->lsa_size; p++)                              \
                 r.lsa_peer_ptrs += ncclGetPeerPointer(c->window, probe_offset, p) != nullptr; \
@@ -101,13 +113,30 @@ struct ContextReport {
         }                                                                                  \
         *out = r;                                                                          \
     }                                                                                      \
-    /* Every CTA (index blockIdx.x) passes an LSA barrier of this TU's devComm `rounds` times. */ \
-    static __global__ void context_barrier_kernel_##tag(int rounds) {                       \
+    /* Every CTA b passes an LSA barrier of this TU's devComm `rounds` times. Round r: thread \
+     * 0 stores r + 1 into word [lsa_rank][b] of buffer r % 2 of the scratch on every LSA peer \
+     * (peer pointers), the barrier, then it counts the words [q][b] not yet r + 1. Two     \
+     * buffers suffice: round r + 2 starts after every peer left round r + 1's barrier. */  \
+    static __global__ void context_barrier_kernel_##tag(size_t scratch_offset, int rounds,  \
+                                                        unsigned *wrong) {                  \
         niin_device_context *c = niin_ctx_checked();                                       \
+        const int n = c->lsa_size, ctas = (int)gridDim.x, b = (int)blockIdx.x;             \
         for (int i = 0; i < rounds; i++) {                                                 \
+            size_t buf = scratch_offset + sizeof(int) * (size_t)((i & 1) * n * ctas);      \
+            if (threadIdx.x == 0)                                                          \
+                for (int q = 0; q < n; q++) {                                              \
+                    int *w = (int *)ncclGetPeerPointer(c->window, buf, c->my_pe - c->lsa_rank + q); \
+                    w[c->lsa_rank * ctas + b] = i + 1;                                     \
+                }                                                                          \
             ncclLsaBarrierSession<ncclCoopCta> bar(ncclCoopCta(), c->dev_comm, ncclTeamTagLsa(), \
                                                    blockIdx.x);                            \
             bar.sync(ncclCoopCta(), cuda::memory_order_seq_cst);                           \
+            if (threadIdx.x == 0) {                                                        \
+                volatile int *mine = (volatile int *)(c->heap_base + buf);                 \
+                for (int q = 0; q < n; q++)                                                \
+                    if (mine[q * ctas + b] != i + 1) atomicAdd(wrong, 1u);                 \
+            }                                                                              \
+            __syncthreads();                                                               \
         }                                                                                  \
     }                                                                                      \
     /* Writes my_pe + 1 into word my_pe of every LSA peer's probe, through peer pointers. */ \
@@ -129,11 +158,18 @@ struct ContextReport {
         CONTEXT_CUDA(cudaFree(d));                                                         \
         return 0;                                                                          \
     }                                                                                      \
-    int context_barrier_##tag(unsigned ctas, int rounds) {                                 \
-        context_barrier_kernel_##tag<<<ctas, 128>>>(rounds);                               \
+    /* Returns the words found stale after a barrier (0: the barriers held). The scratch \
+     * needs 2 * lsa_size * ctas ints, zeroed. */                                          \
+    int context_barrier_##tag(size_t scratch_offset, unsigned ctas, int rounds) {          \
+        unsigned *d = nullptr, wrong = 0;                                                  \
+        CONTEXT_CUDA(cudaMalloc(&d, sizeof *d));                                           \
+        CONTEXT_CUDA(cudaMemset(d, 0, sizeof *d));                                         \
+        context_barrier_kernel_##tag<<<ctas, 128>>>(scratch_offset, rounds, d);            \
         CONTEXT_CUDA(cudaGetLastError());                                                  \
         CONTEXT_CUDA(cudaDeviceSynchronize());                                             \
-        return 0;                                                                          \
+        CONTEXT_CUDA(cudaMemcpy(&wrong, d, sizeof wrong, cudaMemcpyDeviceToHost));         \
+        CONTEXT_CUDA(cudaFree(d));                                                         \
+        return (int)wrong;                                                                 \
     }                                                                                      \
     int context_lsa_write_##tag(size_t probe_offset) {                                     \
         context_lsa_write_kernel_##tag<<<1, 1>>>(probe_offset);                            \

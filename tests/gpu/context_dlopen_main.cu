@@ -30,7 +30,8 @@ int main() {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!ck.check(lib != nullptr, "dlopen", "%s: %s", path, dlerror())) return ck.finish();
     auto check_b = reinterpret_cast<int (*)(size_t, ContextReport *)>(dlsym(lib, "context_check_b"));
-    auto barrier_b = reinterpret_cast<int (*)(unsigned, int)>(dlsym(lib, "context_barrier_b"));
+    auto barrier_b =
+        reinterpret_cast<int (*)(size_t, unsigned, int)>(dlsym(lib, "context_barrier_b"));
     auto write_b = reinterpret_cast<int (*)(size_t)>(dlsym(lib, "context_lsa_write_b"));
     if (!ck.check(check_b && barrier_b && write_b, "dlsym", "entry points of %s missing", path))
         return ck.finish();
@@ -43,8 +44,9 @@ int main() {
         write_b(heap_offset(late, probe + 64));
         nvshmem_barrier_all();
         check_lsa_writes(ck, "dlopened B", late, probe + 64);
-        barrier_b(32, 10);
-        ck.check(true, "device LSA barrier in the late module", "-");
+        int *scratch = static_cast<int *>(nvshmem_calloc(barrier_scratch_words(32), sizeof(int)));
+        check_barriers(ck, "device LSA barrier in the late module", barrier_b, late, scratch, 32, 10);
+        nvshmem_free(scratch);
     }
     nvshmem_barrier_all();
     nvshmem_free(probe);

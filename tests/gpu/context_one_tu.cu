@@ -1,6 +1,6 @@
 // context_one_tu.cu -- the device context of a program of one translation unit.
 //
-// Build whole-program and with -rdc=true (scripts/gpu/device-context-tests.sh):
+// Build whole-program and with -rdc=true (scripts/gpu/build-device-tests.sh; run by scripts/gpu/device-tests.sh):
 //   nvcc -std=c++17 -arch=sm_90 [-rdc=true] -I$NIIN_HOME/include -isystem $NCCL/include
 //        tests/gpu/context_one_tu.cu -L$NIIN_HOME/lib -lnvshmem_host -o context_one_tu
 // Run under niinrun with 1, 2 or 4 PEs (NIIN_TRANSPORT=nccl).
@@ -32,18 +32,22 @@ int main() {
     if (r.has_ctx) {
         context_check_one(heap_offset(r, probe), &r);
         printf("context_one_tu PE %d: NCCL headers %d, sizeof(ncclDevComm) %u, LSA rank %d of %d, "
-               "barriers %u, GIN %d, context at %#llx\n",
+               "barriers %u, GIN %d, context at %#llx, self peer pointer %#llx (a store at the "
+               "heap address seen through it at once: %s)\n",
                ck.pe, r.nccl_headers, r.dev_comm_size, r.lsa_rank, r.lsa_size, r.barrier_count,
-               r.gin_enabled, r.ctx_addr);
+               r.gin_enabled, r.ctx_addr, r.self_ptr, r.self_alias ? "yes" : "no");
     }
     check_report(ck, "one", r, probe);
     if (r.has_ctx) {
         context_lsa_write_one(heap_offset(r, probe));
         nvshmem_barrier_all();
         check_lsa_writes(ck, "one", r, probe);
-        context_barrier_one(32, 10);
-        context_barrier_one(r.barrier_count, 1);
-        ck.check(true, "device LSA barriers", "-");
+        unsigned most = r.barrier_count > 32 ? r.barrier_count : 32;
+        int *scratch = static_cast<int *>(nvshmem_calloc(barrier_scratch_words(most), sizeof(int)));
+        check_barriers(ck, "device LSA barriers", context_barrier_one, r, scratch, 32, 10);
+        check_barriers(ck, "device LSA barriers, barrier_count CTAs", context_barrier_one, r,
+                       scratch, r.barrier_count, 2);
+        nvshmem_free(scratch);
     }
     nvshmem_barrier_all();
     nvshmem_free(probe);
@@ -58,7 +62,12 @@ int main() {
         context_check_one(0, &r);
         if (r.has_ctx) context_check_one(heap_offset(r, p2), &r);
         check_report(ck, "one (second init)", r, p2);
-        if (r.has_ctx) context_barrier_one(32, 10);
+        if (r.has_ctx) {
+            int *scratch = static_cast<int *>(nvshmem_calloc(barrier_scratch_words(32), sizeof(int)));
+            check_barriers(ck, "device LSA barriers (second init)", context_barrier_one, r,
+                           scratch, 32, 10);
+            nvshmem_free(scratch);
+        }
         nvshmem_free(p2);
         nvshmem_finalize();
         context_check_one(0, &r);

@@ -1,7 +1,7 @@
 // context_two_tus_main.cu -- the device context in a program of three translation units:
 // this one and context_two_tus_{a,b}.cu, each with its own slot.
 //
-// Build whole-program and with -rdc=true (scripts/gpu/device-context-tests.sh):
+// Build whole-program and with -rdc=true (scripts/gpu/build-device-tests.sh; run by scripts/gpu/device-tests.sh):
 //   nvcc -std=c++17 -arch=sm_90 [-rdc=true] -I$NIIN_HOME/include -isystem $NCCL/include
 //        tests/gpu/context_two_tus_{a,b,main}.cu -L$NIIN_HOME/lib -lnvshmem_host
 // Run under niinrun with 1, 2 or 4 PEs (NIIN_TRANSPORT=nccl).
@@ -19,7 +19,7 @@ CONTEXT_CHECK_DECLARE(b)
 CONTEXT_CHECK_TU(main)
 
 typedef int (*check_fn)(size_t, ContextReport *);
-typedef int (*barrier_fn)(unsigned, int);
+typedef int (*barrier_fn)(size_t, unsigned, int);
 typedef int (*write_fn)(size_t);
 
 struct Tu {
@@ -66,12 +66,16 @@ int main() {
         for (int i = 0; i < 3; i++) tus[i].write(heap_offset(r[i], probe + 64 * i));
         nvshmem_barrier_all();
         for (int i = 0; i < 3; i++) check_lsa_writes(ck, tus[i].name, r[i], probe + 64 * i);
-        for (int i = 0; i < 3; i++) tus[i].barrier(32, 10);
-        ck.check(true, "device LSA barriers in every TU", "-");
-        nvshmem_barrier_all();
+        int *scratch = static_cast<int *>(nvshmem_calloc(barrier_scratch_words(32), sizeof(int)));
+        for (int i = 0; i < 3; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s: device LSA barriers", tus[i].name);
+            check_barriers(ck, what, tus[i].barrier, r[i], scratch, 32, 10);
+        }
         // Across TUs: PE p runs TU (p % 2)'s barrier kernel.
-        tus[my_pe % 2].barrier(32, 10);
-        ck.check(true, "device LSA barrier across TUs", "-");
+        check_barriers(ck, "device LSA barrier across TUs", tus[my_pe % 2].barrier, r[my_pe % 2],
+                       scratch, 32, 10);
+        nvshmem_free(scratch);
     }
     nvshmem_barrier_all();
     nvshmem_free(probe);

@@ -33,6 +33,20 @@
 #error "NIIN_ON_NOT_IMPLEMENTED must be NIIN_TRAP, NIIN_NOOP or NIIN_WARN"
 #endif
 
+/* NIIN_DEVICE_GIN picks whether the device API compiles its GIN (network) path: 1
+ * (default) or 0. With 0, a TU reaches this PE and its LSA (NVLink / PCIe) peers only;
+ * transfers to other PEs, and world barriers across LSA teams, go to the
+ * NIIN_ON_NOT_IMPLEMENTED policy. Single-node programs lose nothing and gain on two costs
+ * of NCCL >= 2.31's GIN device code: registers (a kernel looping over nvshmemx_putmem_block
+ * needs ~122 with it, ~56 without, so a 1024-thread launch fails with "too many resources
+ * requested" unless the kernel has __launch_bounds__(1024)) and compile time (about 3x). */
+#ifndef NIIN_DEVICE_GIN
+#define NIIN_DEVICE_GIN 1
+#endif
+#if NIIN_DEVICE_GIN != 0 && NIIN_DEVICE_GIN != 1
+#error "NIIN_DEVICE_GIN must be 0 or 1"
+#endif
+
 /* Functions NVSHMEM declares for host and device code alike (nvshmem_my_pe,
  * nvshmem_ptr, nvshmem_quiet, ...). In a device compilation pass they are
  * __host__ __device__, and the device headers define their device side; elsewhere

@@ -52,6 +52,11 @@
 #define NIIN_NCCL_HAS_GIN_GET 0
 #endif
 
+/* NIIN_DEVICE_GIN (niin/config.h): 0 leaves the GIN path out of this TU. What the code
+ * below uses: the headers' capabilities and the knob together. */
+#define NIIN_USE_GIN (NIIN_NCCL_HAS_GIN && NIIN_DEVICE_GIN)
+#define NIIN_USE_GIN_GET (NIIN_NCCL_HAS_GIN_GET && NIIN_DEVICE_GIN)
+
 /* Linkage of the public functions: NVSHMEM's names with C linkage, defined inline in
  * every translation unit that includes the headers (no device library to link). */
 #define NIIN_DEVICE __device__ inline
@@ -167,7 +172,7 @@ __device__ __forceinline__ unsigned int cta_index() {
     return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 }
 
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
 /* The GIN context a thread uses: one per CTA (NCCL folds the index onto the devComm's
  * ginContextCount), so puts, gets, flushes and barriers of one CTA share a context and
  * CTAs spread over the contexts NCCL made. */

@@ -22,8 +22,13 @@ namespace detail {
 
 /* Why a transfer to a PE that only the network reaches cannot be done. */
 constexpr const char *kNoGinHeaders =
+#if NIIN_NCCL_HAS_GIN
+    "the target PE is outside this PE's LSA team, and this CUDA module was compiled with "
+    "NIIN_DEVICE_GIN=0 (no GIN path)";
+#else
     "the target PE is outside this PE's LSA team, and these NCCL headers (older than 2.28.7) "
     "have no GIN";
+#endif
 constexpr const char *kNoGinComm =
     "the target PE is outside this PE's LSA team, and this module's NCCL device communicator "
     "has no GIN";
@@ -44,12 +49,12 @@ constexpr const char *kBadPe = "the target PE is not a PE of this job";
 /* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
  * GIN. */
 template <typename Coop>
-__device__ __forceinline__ void gin_put(Coop coop, const char *fn, const niin_device_context &c,
+__device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_device_context &c,
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
     if (!in_heap(c, source, bytes)) return not_implemented(coop, fn, kGinSourceOutsideHeap);
     with_nccl_coop(coop, [&](auto nccl_coop) {
@@ -70,12 +75,12 @@ __device__ __forceinline__ void gin_put(Coop coop, const char *fn, const niin_de
 /* `bytes` from symmetric `source` on a PE outside the LSA team to local `dest`, through
  * GIN. */
 template <typename Coop>
-__device__ __forceinline__ void gin_get(Coop coop, const char *fn, const niin_device_context &c,
+__device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_device_context &c,
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
-#if NIIN_NCCL_HAS_GIN_GET
+#if NIIN_USE_GIN_GET
     if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
     if (!in_heap(c, dest, bytes)) return not_implemented(coop, fn, kGinDestOutsideHeap);
     with_nccl_coop(coop, [&](auto nccl_coop) {
@@ -89,14 +94,17 @@ __device__ __forceinline__ void gin_get(Coop coop, const char *fn, const niin_de
     (void)source;
     (void)bytes;
     (void)blocking;
-    not_implemented(coop, fn, NIIN_NCCL_HAS_GIN ? kNoGinGet : kNoGinHeaders);
+    not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinGet : kNoGinHeaders);
 #endif
 }
 
-/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Out of line: one body
- * per scope serves every typed, sized and mem function. */
+/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline: the LSA path is a
+ * few loads and a call of coop_copy (one out-of-line body per scope); the GIN path is out
+ * of line (gin_put), so its registers -- NCCL >= 2.31's GIN code needs ~120 -- and its
+ * spills under __launch_bounds__ stay off the load/store path. (When put itself was out of
+ * line with GIN inside, a 132 x 1024 putmem_block loop lost ~2 us per call to it.) */
 template <typename Coop>
-__device__ __noinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
+__device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context(fn);
     coop.sync();
@@ -108,9 +116,9 @@ __device__ __noinline__ void put(Coop coop, const char *fn, void *dest, const vo
     coop.sync();
 }
 
-/* Get: `bytes` from symmetric `source` on `pe` to local `dest`. Out of line, as put. */
+/* Get: `bytes` from symmetric `source` on `pe` to local `dest`. Inline, as put. */
 template <typename Coop>
-__device__ __noinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
+__device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context(fn);
     coop.sync();
@@ -127,7 +135,7 @@ template <typename U>
 __device__ __noinline__ void p_remote(const char *fn, const niin_device_context &c, void *dest,
                                       U bits, int pe) {
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
     ncclGin gin(c.dev_comm, gin_context_index());
     gin.putValue(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), bits);

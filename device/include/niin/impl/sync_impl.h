@@ -17,7 +17,7 @@
 namespace niin {
 namespace detail {
 
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
 /* The GIN fence of a completing barrier: puts of the other PEs visible here and this
  * PE's gets landed (ncclGinFenceLevel::Put | Get) where the headers have those levels
  * (2.31.2 has them, 2.30.3 not; detected, not version-checked); where the only level is
@@ -34,9 +34,13 @@ __device__ constexpr E gin_fence_complete(long) {
 
 /* Completion of this thread's earlier operations: a flush of this CTA's GIN context
  * (when the devComm has GIN), then a system-scope fence. Also nvshmem_fence's ordering:
- * GIN has no lighter operation that orders puts. */
-__device__ __forceinline__ void quiet_thread(const niin_device_context &c) {
-#if NIIN_NCCL_HAS_GIN
+ * GIN has no lighter operation that orders puts. Out of line (a template only for the
+ * linkage: one weak body however many TUs include it): NCCL's GIN flush is thousands of
+ * instructions, and inlined at every nvshmem_quiet/nvshmem_fence it multiplied ptxas's time
+ * (a test TU with ~100 call sites took minutes). */
+template <int = 0>
+__device__ __noinline__ void quiet_thread(const niin_device_context &c) {
+#if NIIN_USE_GIN
     if (c.gin_enabled) {
         ncclGin gin(c.dev_comm, gin_context_index());
         gin.flush(ncclCoopThread());
@@ -53,8 +57,8 @@ constexpr const char *kBarrierTeamWhy =
 constexpr const char *kNoBarriers =
     "this module's NCCL device communicator was created without barriers (barrier_count 0)";
 constexpr const char *kNoWorldBarrier =
-    "a barrier of all PEs across LSA teams needs NCCL GIN (headers >= 2.28.7 and a devComm "
-    "with GIN)";
+    "a barrier of all PEs across LSA teams needs NCCL GIN (headers >= 2.28.7, a devComm with "
+    "GIN, and NIIN_DEVICE_GIN not 0)";
 
 /* Barrier (complete = true: quiet first and GIN's completing fence) or sync (false) of
  * `team`, by every thread of `coop`. Out of line: one body per scope; a 2-D or 3-D block
@@ -80,7 +84,7 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
     auto nccl_coop = nccl_coop_of(coop);
     coop.sync();
     if (complete) {
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
         if (c.gin_enabled) {
             ncclGin gin(c.dev_comm, gin_context_index());
             gin.flush(nccl_coop);
@@ -93,7 +97,7 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
                                                        index);
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
     } else {
-#if NIIN_NCCL_HAS_GIN
+#if NIIN_USE_GIN
         if (!c.gin_enabled) {
             not_implemented(coop, fn, kNoWorldBarrier);
             return 0;

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds, on this (CPU) machine, the device-API GPU test programs of tests/gpu into
+# .gpu/dev.tar.xz (git-ignored; ~9 MB: unpacked they are ~32 MB, and what is carried to the
+# GPU machine may not exceed 64 MiB with the NCCL bundle), for scripts/gpu/device-tests.sh,
+# which unpacks them into .gpu/dev/ there. Called by scripts/gpu/prepare.sh after
+# .gpu/NIIN_HOME exists.
+#
+# Toolchain: nvcc 13.0 and NCCL headers 2.28.3 (the GPU machine's own NCCL), 2.28.9 (its
+# torch venv's) and 2.31.2 (the bundle) from scripts/install-cuda-toolchain.sh (.cuda/);
+# NVSHMEM 3.4.5 (headers, libnvshmem_host.so.3, libnvshmem_device.a) from the
+# nvidia-nvshmem-cu13 wheel into .cuda/nvshmem-3.4.5 (downloaded once), the same release
+# as the GPU machine's (GPU.md).
+#
+# niin-rs programs (rpath $ORIGIN/../NIIN_HOME/lib, i.e. .gpu/NIIN_HOME/lib):
+#   context_{one,one_rdc,two,two_rdc}_{228,231}, context_one_2289, libcontext_b.so and
+#   context_dlopen_231            the per-module device context (whole-program and -rdc)
+#   device_rma_{228,231}          the conformance test, whole-program
+#   device_rma_rdc_231            the same, -rdc=true
+#   putmem_block_bw_niin[_nogin]  device put bandwidth (_nogin: -DNIIN_DEVICE_GIN=0)
+# NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
+#   device_rma_nvshmem, putmem_block_bw_nvshmem
+# Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+NIIN_NCCL_HEADERS="2.28.3 2.28.9 2.31.2" scripts/install-cuda-toolchain.sh .cuda >/dev/null
+NVCC=$root/.cuda/cuda/bin/nvcc
+NH=$root/.gpu/NIIN_HOME
+OUTD=$root/.gpu/dev
+[ -f "$NH/lib/libnvshmem_host.so" ] || { echo "build-device-tests.sh: no $NH (run prepare.sh)" >&2; exit 1; }
+
+# NVSHMEM 3.4.5 from its wheel (the GPU machine's release; GPU.md).
+NVS=$root/.cuda/nvshmem-3.4.5
+if [ ! -f "$NVS/lib/libnvshmem_device.a" ]; then
+    tmp=$(mktemp -d)
+    python3 -m pip download --no-deps --disable-pip-version-check --quiet -d "$tmp" nvidia-nvshmem-cu13==3.4.5
+    python3 - "$tmp"/*.whl "$NVS" <<'EOF'
+import os, sys, zipfile
+wheel, dest = sys.argv[1:3]
+prefix = "nvidia/nvshmem/"
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        name = info.filename
+        if not name.startswith(prefix) or info.is_dir():
+            continue
+        rel = name[len(prefix):]
+        if not (rel.startswith("include/") or rel in ("lib/libnvshmem_host.so.3", "lib/libnvshmem_device.a")):
+            continue
+        out = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with z.open(info) as src, open(out, "wb") as dst:
+            dst.write(src.read())
+EOF
+    rm -rf "$tmp"
+    ln -sf libnvshmem_host.so.3 "$NVS/lib/libnvshmem_host.so"
+fi
+# Where NVSHMEM lives on the GPU machine (GPU.md).
+NVS_REMOTE=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem/lib
+
+rm -rf "$OUTD"
+mkdir -p "$OUTD" "$OUTD/logs"
+STRICT=(-std=c++17 -O2 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror)
+NIIN_LINK=(-L"$NH/lib" -lnvshmem_host -Xlinker -rpath='$ORIGIN/../NIIN_HOME/lib')
+
+pids=()
+names=()
+job() { # name, command... (two at a time)
+    local name=$1; shift
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do sleep 0.2; done
+    ("$@" >"$OUTD/logs/$name.log" 2>&1) &
+    pids+=($!)
+    names+=("$name")
+}
+niin() { # out, NCCL version, extra flags and sources...
+    local out=$1 v=$2; shift 2
+    job "$out" "$NVCC" "${STRICT[@]}" -I"$root/device/include" -isystem "$root/.cuda/nccl-$v/include" \
+        "$@" "${NIIN_LINK[@]}" -o "$OUTD/$out"
+}
+
+ONE=tests/gpu/context_one_tu.cu
+TWO="tests/gpu/context_two_tus_a.cu tests/gpu/context_two_tus_b.cu tests/gpu/context_two_tus_main.cu"
+niin device_rma_231 2.31.2 tests/gpu/device_rma.cu
+job device_rma_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
+    tests/gpu/device_rma.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/device_rma_nvshmem"
+niin device_rma_rdc_231 2.31.2 -rdc=true tests/gpu/device_rma.cu
+niin device_rma_228 2.28.3 tests/gpu/device_rma.cu
+niin putmem_block_bw_niin 2.31.2 tests/gpu/putmem_block_bw.cu
+niin putmem_block_bw_niin_nogin 2.31.2 -DNIIN_DEVICE_GIN=0 tests/gpu/putmem_block_bw.cu
+job putmem_block_bw_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/include" \
+    tests/gpu/putmem_block_bw.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/putmem_block_bw_nvshmem"
+for vt in 2.31.2:231 2.28.3:228; do
+    v=${vt%%:*} tag=${vt#*:}
+    niin context_one_$tag "$v" $ONE
+    niin context_one_rdc_$tag "$v" -rdc=true $ONE
+    # shellcheck disable=SC2086
+    niin context_two_$tag "$v" $TWO
+    # shellcheck disable=SC2086
+    niin context_two_rdc_$tag "$v" -rdc=true $TWO
+done
+niin context_one_2289 2.28.9 $ONE
+niin libcontext_b.so 2.31.2 -shared -Xcompiler -fPIC tests/gpu/context_two_tus_b.cu
+niin context_dlopen_231 2.31.2 tests/gpu/context_dlopen_main.cu -ldl
+
+failed=0
+for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+        echo "build-device-tests.sh: ${names[$i]} failed:" >&2
+        cat "$OUTD/logs/${names[$i]}.log" >&2
+        failed=1
+    fi
+done
+[ $failed -eq 0 ] || exit 1
+# The NVSHMEM programs may warn in NVSHMEM's own headers; ours must not.
+for f in "$OUTD"/logs/*.log; do
+    case $f in *nvshmem*) continue ;; esac
+    if [ -s "$f" ]; then
+        echo "build-device-tests.sh: $(basename "$f" .log) printed:" >&2
+        cat "$f" >&2
+        exit 1
+    fi
+done
+rm -rf "$OUTD/logs"
+for f in "$OUTD"/*; do strip "$f"; done
+md5sum "$NVS/lib/libnvshmem_host.so.3" | cut -d' ' -f1 >"$OUTD/nvshmem_host.md5"
+du -sh "$OUTD"
+tar -cJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu" dev
+rm -rf "$OUTD"
+ls -la "$root/.gpu/dev.tar.xz"

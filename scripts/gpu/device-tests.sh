@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# The device-API GPU proof of niin-rs: run on the GPU machine from the repository root, with
+# .gpu/ (scripts/gpu/prepare.sh, which builds every program here with
+# scripts/gpu/build-device-tests.sh) and .niin-nccl/ carried:
+#
+#   bash scripts/gpu/prepare.sh
+#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh [PART ...]
+#
+# PARTs (default: all three, in this order):
+#   conformance  tests/gpu/device_rma.cu: every device function of the first slice, every
+#                type, thread/warp/block, 1 B - 64 MiB, self and peers. niin-rs with 1 PE on
+#                the image's NCCL 2.28.3 (2.28.3 headers) and 1, 2, 4 PEs on the one GPU on
+#                the NCCL 2.31.2 bundle; the -rdc build with 2 PEs; and the same source built
+#                against NVSHMEM 3.4.5 with 2 PEs, which checks the test's expectations.
+#   bandwidth    tests/gpu/putmem_block_bw.cu: nvshmemx_putmem_block, 132 CTAs x 1024
+#                threads, 1-256 MiB, PE 0 -> PE 1; niin-rs (also built with
+#                -DNIIN_DEVICE_GIN=0) and NVSHMEM 3.4.5 all under mpirun with unique-id
+#                start-up (test_init.h), and niin-rs under niinrun.
+#   context      tests/gpu/context_*.cu: the per-module device context (one TU, three TUs,
+#                -rdc, a dlopen'ed module; 1, 2, 4 PEs; NIIN_BARRIER_CTAS=64) and the
+#                device-ABI refusals at init (headers vs library, naming both versions).
+#
+# Output in $OUT (default ./gpu-out): device-tests.log, device-summary.txt (PASS/FAIL per
+# run, the conformance table, the bandwidth table). Exit status 1 if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+LOG=$OUT/device-tests.log
+SUMMARY=$OUT/device-summary.txt
+: >"$SUMMARY"
+exec > >(tee -a "$LOG") 2>&1
+PARTS=${*:-conformance bandwidth context}
+
+# NVLink multicast stays off (GPU.md); NCCL bootstraps over loopback.
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TIMEOUT=60
+export NIIN_TRANSPORT=nccl NVSHMEM_SYMMETRIC_SIZE=2G
+
+D=$PWD/.gpu/dev
+tar -xJf .gpu/dev.tar.xz -C .gpu
+BIN=$PWD/.gpu/bin
+NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem
+T=/tmp/niin-dev
+rm -rf "$T"
+mkdir -p /tmp/nccl "$T"
+tar -xJf .niin-nccl/nccl-2.31.2-sm90.tar.xz -C /tmp/nccl
+NCCL231=/tmp/nccl/lib/libnccl.so.2
+NCCL228=/usr/lib/x86_64-linux-gnu/libnccl.so.2
+NCCL2289=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2
+NR="$BIN/niinrun --timeout 150"
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+MPIX="-x NIIN_TRANSPORT -x NIIN_NCCL_LIBRARY -x NCCL_MULTI_RANK_GPU_ENABLE -x NCCL_NVLS_ENABLE \
+-x NCCL_SOCKET_IFNAME -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x TEST_UID_FILE -x NIIN_TIMEOUT"
+
+row() { printf '%-66s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+run() { # name, log file, command... (the command's output goes to the log and here)
+    local name=$1 log=$2; shift 2
+    echo "=== $name: $*"
+    local start=$SECONDS
+    timeout 170 "$@" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ]; then row "$name" "PASS ($((SECONDS - start)) s)"; else row "$name" "FAIL (rc=$rc)"; fi
+    return 0
+}
+uid() { echo "$T/uid.$RANDOM.$RANDOM"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+echo "parts: $PARTS"
+
+# The NVSHMEM programs were linked here against the nvidia-nvshmem-cu13 3.4.5 wheel; say
+# whether this machine's libnvshmem_host.so.3 is the same file.
+if [ -f "$NV/lib/libnvshmem_host.so.3" ]; then
+    here=$(md5sum "$NV/lib/libnvshmem_host.so.3" | cut -d' ' -f1)
+    if [ "$here" = "$(cat "$D/nvshmem_host.md5")" ]; then
+        echo "NVSHMEM: this machine's libnvshmem_host.so.3 is the wheel's the programs were built with"
+    else
+        echo "NVSHMEM: this machine's libnvshmem_host.so.3 differs from the wheel's ($here)"
+        ls -d "$NV"/../../nvidia_nvshmem* 2>/dev/null
+    fi
+fi
+
+# ---- conformance ----------------------------------------------------------------------
+# Table: one row per test group, one column per run; a cell is "ok <checks>" when every PE
+# reported the group with no failure, "FAIL <n>" with the failures summed over the PEs,
+# "-" when a PE did not report it (the run stopped before).
+conformance_table() { # "label=log:npes" ...
+    awk -v runs="$*" '
+    BEGIN {
+        n = split(runs, r, " ")
+        for (i = 1; i <= n; i++) {
+            split(r[i], kv, "=")
+            label[i] = kv[1]
+            split(kv[2], fp, ":")
+            file[i] = fp[1]; npes[i] = fp[2]
+            while ((getline line < file[i]) > 0) {
+                sub(/^\[pe [0-9]+\] /, "", line)   # niinrun prefixes each line
+                if (line !~ /^RESULT\|/) continue
+                split(line, f, "|")
+                g = f[2]
+                if (!(g in seen)) { seen[g] = 1; order[++ng] = g }
+                reports[i, g]++; pass[i, g] += f[3]; fail[i, g] += f[4]
+            }
+            close(file[i])
+        }
+        printf "%-72s", "test group"
+        for (i = 1; i <= n; i++) printf " | %-14s", label[i]
+        printf "\n"
+        for (k = 1; k <= ng; k++) {
+            g = order[k]
+            printf "%-72s", g
+            for (i = 1; i <= n; i++) {
+                if (fail[i, g] > 0) cell = "FAIL " fail[i, g]
+                else if (reports[i, g] < npes[i]) cell = "-"
+                else cell = "ok " pass[i, g]
+                printf " | %-14s", cell
+            }
+            printf "\n"
+        }
+    }'
+}
+
+if [[ " $PARTS " == *" conformance "* ]]; then
+    echo "=== conformance"
+    run "device_rma, 1 PE, NCCL 2.28.3 (image; 2.28.3 headers)" "$T/rma_228_1.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL228 $NR -n 1 "$D/device_rma_228"
+    # Why NCCL 2.28.3 refuses the device communicator of a one-rank job (run 1: "Communicator
+    # does not support symmetric memory!"): its own account, and the same with cuMem forced.
+    echo "--- NCCL 2.28.3, 1 PE, NCCL_DEBUG=INFO (symmetric / cuMem / P2P lines)"
+    env NIIN_NCCL_LIBRARY=$NCCL228 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,P2P $NR -n 1 "$D/device_rma_228" 2>&1 \
+        | grep -iE "symmetric|cumem|p2p|direct|version|NIIN:" | head -40
+    run "device_rma, 1 PE, NCCL 2.28.3, NCCL_CUMEM_ENABLE=1" "$T/rma_228_1_cumem.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL228 NCCL_CUMEM_ENABLE=1 $NR -n 1 "$D/device_rma_228"
+    for n in 1 2 4; do
+        run "device_rma, $n PE(s) on one GPU, NCCL 2.31.2" "$T/rma_231_$n.log" \
+            env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n "$D/device_rma_231"
+    done
+    run "device_rma -rdc, 2 PEs on one GPU, NCCL 2.31.2" "$T/rma_rdc_2.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n 2 "$D/device_rma_rdc_231"
+    run "device_rma against NVSHMEM 3.4.5, 2 PEs (mpirun, unique id)" "$T/rma_nvshmem_2.log" \
+        env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH \
+        "$D/device_rma_nvshmem"
+    echo "=== failures reported (first 8 per group and PE)"
+    grep -h "FAIL|" "$T"/rma_*.log | head -60
+    grep -h "SKIP|" "$T"/rma_nvshmem_2.log | sort -u
+    {
+        echo
+        echo "conformance (device_rma.cu): checks passed per group, summed over the PEs"
+        conformance_table "niin-2.28.3/1=$T/rma_228_1.log:1" "niin-2.31.2/1=$T/rma_231_1.log:1" \
+            "niin-2.31.2/2=$T/rma_231_2.log:2" "niin-2.31.2/4=$T/rma_231_4.log:4" \
+            "niin-rdc/2=$T/rma_rdc_2.log:2" "NVSHMEM/2=$T/rma_nvshmem_2.log:2"
+        echo
+    } | tee -a "$SUMMARY"
+fi
+
+# ---- bandwidth --------------------------------------------------------------------------
+if [[ " $PARTS " == *" bandwidth "* ]]; then
+    echo "=== bandwidth: nvshmemx_putmem_block, 132 x 1024, 2 PEs on one GPU (time-sliced)"
+    run "putmem_block bandwidth, niin-rs (mpirun, unique id)" "$T/bw_niin.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
+        $MPIRUN -np 2 $MPIX "$D/putmem_block_bw_niin"
+    run "putmem_block bandwidth, niin-rs NIIN_DEVICE_GIN=0 (mpirun, unique id)" "$T/bw_niin_nogin.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
+        $MPIRUN -np 2 $MPIX "$D/putmem_block_bw_niin_nogin"
+    run "putmem_block bandwidth, NVSHMEM 3.4.5 (mpirun, unique id)" "$T/bw_nvshmem.log" \
+        env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH \
+        "$D/putmem_block_bw_nvshmem"
+    run "putmem_block bandwidth, niin-rs (niinrun, nvshmem_init)" "$T/bw_niinrun.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n 2 "$D/putmem_block_bw_niin"
+    {
+        echo
+        echo "nvshmemx_putmem_block bandwidth, GB/s (132 CTAs x 1024 threads, PE 0 -> PE 1, one GPU)"
+        printf '%-12s %-18s %-18s %-18s %-18s %s\n' size "niin-rs (mpirun)" "niin-rs GIN=0" "NVSHMEM 3.4.5" \
+            "niin-rs (niinrun)" "niin/NVSHMEM"
+        awk '
+            { for (k = 1; k < ARGC; k++) if (FILENAME == ARGV[k]) f = k }
+            { sub(/^\[pe [0-9]+\] /, "") }
+            /^putmem_block [0-9]+ B:/ { b = $2; v[f, b] = $4; if (!(b in seen)) { seen[b] = 1; o[++n] = b } }
+            END {
+                for (i = 1; i <= n; i++) {
+                    b = o[i]
+                    ratio = (v[3, b] > 0) ? sprintf("%.2f", v[1, b] / v[3, b]) : "-"
+                    printf "%-12s %-18s %-18s %-18s %-18s %s\n", (b / 1048576) " MiB", v[1, b], v[2, b], v[3, b],
+                        v[4, b], ratio
+                }
+            }' "$T/bw_niin.log" "$T/bw_niin_nogin.log" "$T/bw_nvshmem.log" "$T/bw_niinrun.log"
+        grep -h "data check" "$T"/bw_*.log
+        echo
+    } | tee -a "$SUMMARY"
+fi
+
+# ---- context ------------------------------------------------------------------------------
+# Runs a program whose init must be refused: exit status 1 and every pattern in its output.
+expect_refusal() { # name, "pattern|pattern|...", command...
+    local name=$1 patterns=$2; shift 2
+    echo "=== $name (expect a refusal): $*"
+    local out rc ok=1
+    out=$(timeout 180 "$@" 2>&1); rc=$?
+    echo "$out"
+    [ "$rc" -eq 1 ] || ok=0
+    IFS='|' read -ra pats <<<"$patterns"
+    for p in "${pats[@]}"; do grep -qF -- "$p" <<<"$out" || { echo "missing: $p"; ok=0; }; done
+    grep -q 'NIIN: nvshmem_init: CUDA module' <<<"$out" || ok=0
+    if [ $ok -eq 1 ]; then row "$name" PASS; else row "$name" "FAIL (rc=$rc)"; fi
+}
+
+if [[ " $PARTS " == *" context "* ]]; then
+    echo "=== context: NCCL 2.28.3 (image), 1 PE"
+    for p in one one_rdc two two_rdc; do
+        run "context_${p}_228, 1 PE, NCCL 2.28.3" "$T/ctx.log" env NIIN_NCCL_LIBRARY=$NCCL228 \
+            $NR -n 1 "$D/context_${p}_228"
+    done
+    if [ -f "$NCCL2289" ]; then
+        run "context_one_2289, 1 PE, NCCL 2.28.9 (torch venv)" "$T/ctx.log" env NIIN_NCCL_LIBRARY=$NCCL2289 \
+            $NR -n 1 "$D/context_one_2289"
+    fi
+    echo "=== context: NCCL 2.31.2 (bundle), 1/2/4 PEs on one GPU"
+    for n in 1 2 4; do
+        for p in one one_rdc two two_rdc; do
+            run "context_${p}_231, $n PE(s), NCCL 2.31.2" "$T/ctx.log" env NIIN_NCCL_LIBRARY=$NCCL231 \
+                NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n "$D/context_${p}_231"
+        done
+        run "context_dlopen_231, $n PE(s), NCCL 2.31.2" "$T/ctx.log" env NIIN_NCCL_LIBRARY=$NCCL231 \
+            NCCL_MULTI_RANK_GPU_ENABLE=1 CONTEXT_DLOPEN_LIB="$D/libcontext_b.so" $NR -n $n "$D/context_dlopen_231"
+    done
+    run "context_one_231, 2 PEs, NIIN_BARRIER_CTAS=64" "$T/ctx.log" env NIIN_NCCL_LIBRARY=$NCCL231 \
+        NCCL_MULTI_RANK_GPU_ENABLE=1 NIIN_BARRIER_CTAS=64 $NR -n 2 "$D/context_one_231"
+    echo "=== context: refusals at init"
+    expect_refusal "2.28.3 headers with NCCL 2.31.2: refused" \
+        "NCCL 2.28.3 headers|loaded NCCL is 2.31.2|not backwards compatible" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 $NR -n 1 "$D/context_one_228"
+    expect_refusal "2.31.2 headers with NCCL 2.28.3: refused" \
+        "NCCL 2.31.2 headers|loaded NCCL is 2.28.3|newer than the library" \
+        env NIIN_NCCL_LIBRARY=$NCCL228 $NR -n 1 "$D/context_one_231"
+    if [ -f "$NCCL2289" ]; then
+        expect_refusal "2.28.3 headers with NCCL 2.28.9: refused (88 vs 200 B)" \
+            "NCCL 2.28.3 headers|loaded NCCL is 2.28.9|corrupt memory" \
+            env NIIN_NCCL_LIBRARY=$NCCL2289 $NR -n 1 "$D/context_one_228"
+    fi
+fi
+
+echo "=== summary"
+cat "$SUMMARY"
+! grep -q "FAIL" "$SUMMARY"
