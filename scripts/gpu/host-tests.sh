@@ -45,8 +45,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nvcc --version | tail -1
 
 echo "=== build test programs"
-# Host-only programs: no device context (the device API has its own tests).
-CUFLAGS="-O2 -arch=sm_90 -std=c++17 -DNIIN_NO_DEVICE_CONTEXT"
+# Host-only programs: no device API (NIIN_NO_DEVICE_API: no NCCL headers, no device
+# context; the device API has its own tests, scripts/gpu/device-tests.sh).
+CUFLAGS="-O2 -arch=sm_90 -std=c++17 -DNIIN_NO_DEVICE_API"
 build() { # out, source, extra...
     local out=$1 src=$2; shift 2
     nvcc $CUFLAGS -x cu "$src" -o "/tmp/niin-t/$out" "$@" || row "build $out" FAIL

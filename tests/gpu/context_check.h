@@ -20,6 +20,8 @@
 #include <nvshmemx.h>
 #include <niin/context.h>
 
+#include "cuda_check.h"
+
 // What one TU's kernel saw.
 struct ContextReport {
     int has_ctx;                   // niin_ctx() != NULL
@@ -39,14 +41,6 @@ struct ContextReport {
     unsigned dev_comm_size;        // sizeof(ncclDevComm) here
 };
 
-#define CONTEXT_CUDA(x)                                                                    \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 #ifdef CONTEXT_TEST_NO_DEVICE_API
 #define CONTEXT_API_MY_PE() (-2)
@@ -151,30 +145,30 @@ struct ContextReport {
     }                                                                                      \
     int context_check_##tag(size_t probe_offset, ContextReport *report) {                  \
         ContextReport *d = nullptr;                                                        \
-        CONTEXT_CUDA(cudaMalloc(&d, sizeof *d));                                           \
+        TEST_CUDA(cudaMalloc(&d, sizeof *d));                                           \
         context_report_kernel_##tag<<<1, 1>>>(probe_offset, d);                            \
-        CONTEXT_CUDA(cudaGetLastError());                                                  \
-        CONTEXT_CUDA(cudaMemcpy(report, d, sizeof *d, cudaMemcpyDeviceToHost));            \
-        CONTEXT_CUDA(cudaFree(d));                                                         \
+        TEST_CUDA(cudaGetLastError());                                                  \
+        TEST_CUDA(cudaMemcpy(report, d, sizeof *d, cudaMemcpyDeviceToHost));            \
+        TEST_CUDA(cudaFree(d));                                                         \
         return 0;                                                                          \
     }                                                                                      \
     /* Returns the words found stale after a barrier (0: the barriers held). The scratch \
      * needs 2 * lsa_size * ctas ints, zeroed. */                                          \
     int context_barrier_##tag(size_t scratch_offset, unsigned ctas, int rounds) {          \
         unsigned *d = nullptr, wrong = 0;                                                  \
-        CONTEXT_CUDA(cudaMalloc(&d, sizeof *d));                                           \
-        CONTEXT_CUDA(cudaMemset(d, 0, sizeof *d));                                         \
+        TEST_CUDA(cudaMalloc(&d, sizeof *d));                                           \
+        TEST_CUDA(cudaMemset(d, 0, sizeof *d));                                         \
         context_barrier_kernel_##tag<<<ctas, 128>>>(scratch_offset, rounds, d);            \
-        CONTEXT_CUDA(cudaGetLastError());                                                  \
-        CONTEXT_CUDA(cudaDeviceSynchronize());                                             \
-        CONTEXT_CUDA(cudaMemcpy(&wrong, d, sizeof wrong, cudaMemcpyDeviceToHost));         \
-        CONTEXT_CUDA(cudaFree(d));                                                         \
+        TEST_CUDA(cudaGetLastError());                                                  \
+        TEST_CUDA(cudaDeviceSynchronize());                                             \
+        TEST_CUDA(cudaMemcpy(&wrong, d, sizeof wrong, cudaMemcpyDeviceToHost));         \
+        TEST_CUDA(cudaFree(d));                                                         \
         return (int)wrong;                                                                 \
     }                                                                                      \
     int context_lsa_write_##tag(size_t probe_offset) {                                     \
         context_lsa_write_kernel_##tag<<<1, 1>>>(probe_offset);                            \
-        CONTEXT_CUDA(cudaGetLastError());                                                  \
-        CONTEXT_CUDA(cudaDeviceSynchronize());                                             \
+        TEST_CUDA(cudaGetLastError());                                                  \
+        TEST_CUDA(cudaDeviceSynchronize());                                             \
         return 0;                                                                          \
     }
 

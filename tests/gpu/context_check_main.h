@@ -91,7 +91,7 @@ static inline void check_report(Checker &ck, const char *tu, const ContextReport
 static inline void check_lsa_writes(Checker &ck, const char *tu, const ContextReport &r,
                              const int *probe) {
     std::vector<int> words(nvshmem_n_pes());
-    CONTEXT_CUDA(cudaMemcpy(words.data(), probe, words.size() * sizeof(int),
+    TEST_CUDA(cudaMemcpy(words.data(), probe, words.size() * sizeof(int),
                             cudaMemcpyDeviceToHost));
     int first = r.my_pe - r.lsa_rank, bad = 0, bad_q = -1;
     for (int q = first; q < first + r.lsa_size; q++)
@@ -111,8 +111,8 @@ static inline void check_empty(Checker &ck, const char *what, const ContextRepor
 static inline void check_barriers(Checker &ck, const char *what,
                                   int (*barrier)(size_t, unsigned, int), const ContextReport &r,
                                   int *scratch, unsigned ctas, int rounds) {
-    CONTEXT_CUDA(cudaMemset(scratch, 0, 2 * sizeof(int) * r.lsa_size * ctas));
-    CONTEXT_CUDA(cudaDeviceSynchronize());
+    TEST_CUDA(cudaMemset(scratch, 0, 2 * sizeof(int) * r.lsa_size * ctas));
+    TEST_CUDA(cudaDeviceSynchronize());
     nvshmem_barrier_all();
     int wrong = barrier((size_t)((unsigned long long)scratch - r.heap_base), ctas, rounds);
     ck.check(wrong == 0, what, "%u CTAs x %d rounds: %d words stale after the barrier", ctas,
@@ -127,7 +127,7 @@ static inline size_t barrier_scratch_words(unsigned ctas) {
 
 static inline int device_count() {
     int n = 0;
-    CONTEXT_CUDA(cudaGetDeviceCount(&n));
+    TEST_CUDA(cudaGetDeviceCount(&n));
     return n;
 }
 

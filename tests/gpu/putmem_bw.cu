@@ -16,18 +16,12 @@
 #include <cuda_runtime.h>
 #include <nvshmem.h>
 #include <nvshmemx.h>
+
+#include "cuda_check.h"
 #ifdef USE_MPI_UID
 #include <mpi.h>
 #endif
 
-#define CHECK_CUDA(x)                                                                  \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
 
 static void init(int *argc, char ***argv) {
 #ifdef USE_MPI_UID
@@ -36,8 +30,8 @@ static void init(int *argc, char ***argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int ndev = 0;
-    CHECK_CUDA(cudaGetDeviceCount(&ndev));
-    CHECK_CUDA(cudaSetDevice(rank % ndev));
+    TEST_CUDA(cudaGetDeviceCount(&ndev));
+    TEST_CUDA(cudaSetDevice(rank % ndev));
     nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
     if (rank == 0) nvshmemx_get_uniqueid(&id);
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -79,13 +73,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     char *src = nullptr;
-    CHECK_CUDA(cudaMalloc(&src, max_bytes));
-    CHECK_CUDA(cudaMemset(src, 0x5a, max_bytes));
+    TEST_CUDA(cudaMalloc(&src, max_bytes));
+    TEST_CUDA(cudaMemset(src, 0x5a, max_bytes));
     cudaStream_t s;
-    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    TEST_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t t0, t1;
-    CHECK_CUDA(cudaEventCreate(&t0));
-    CHECK_CUDA(cudaEventCreate(&t1));
+    TEST_CUDA(cudaEventCreate(&t0));
+    TEST_CUDA(cudaEventCreate(&t1));
     if (me == 0) printf("library: %s, %d PEs\n", name, npes);
     const size_t sizes[] = {4096, 1u << 20, 16u << 20, 64u << 20, 256u << 20};
     for (size_t bytes : sizes) {
@@ -94,14 +88,14 @@ int main(int argc, char **argv) {
         if (me == 0) {
             for (int i = 0; i < 5; i++) nvshmemx_putmem_on_stream(dst, src, bytes, 1, s);  // warm-up
             nvshmemx_quiet_on_stream(s);
-            CHECK_CUDA(cudaStreamSynchronize(s));
-            CHECK_CUDA(cudaEventRecord(t0, s));
+            TEST_CUDA(cudaStreamSynchronize(s));
+            TEST_CUDA(cudaEventRecord(t0, s));
             for (int i = 0; i < iters; i++) nvshmemx_putmem_on_stream(dst, src, bytes, 1, s);
             nvshmemx_quiet_on_stream(s);
-            CHECK_CUDA(cudaEventRecord(t1, s));
-            CHECK_CUDA(cudaEventSynchronize(t1));
+            TEST_CUDA(cudaEventRecord(t1, s));
+            TEST_CUDA(cudaEventSynchronize(t1));
             float ms = 0;
-            CHECK_CUDA(cudaEventElapsedTime(&ms, t0, t1));
+            TEST_CUDA(cudaEventElapsedTime(&ms, t0, t1));
             double gbs = (double)bytes * iters / (ms * 1e-3) / 1e9;
             printf("putmem_on_stream %zu B: %.1f GB/s (%.2f us/op)\n", bytes, gbs, ms * 1e3 / iters);
             fflush(stdout);
@@ -111,7 +105,7 @@ int main(int argc, char **argv) {
     // The data really arrived: PE 1 checks the last bytes it received.
     if (me == 1) {
         unsigned char probe[16];
-        CHECK_CUDA(cudaMemcpy(probe, dst + max_bytes - 16, 16, cudaMemcpyDeviceToHost));
+        TEST_CUDA(cudaMemcpy(probe, dst + max_bytes - 16, 16, cudaMemcpyDeviceToHost));
         for (int i = 0; i < 16; i++) {
             if (probe[i] != 0x5a) {
                 fprintf(stderr, "FAIL putmem_bw data: byte %d is %#x\n", i, probe[i]);
@@ -122,7 +116,7 @@ int main(int argc, char **argv) {
     }
     nvshmem_barrier_all();
     nvshmem_free(dst);
-    CHECK_CUDA(cudaFree(src));
+    TEST_CUDA(cudaFree(src));
     fini();
     return 0;
 }

@@ -23,14 +23,8 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#define TEST_CUDA(x)                                                                       \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(2);                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "cuda_check.h"
+
 
 // The first of two environment variables that is set, as an int; `fallback` if neither.
 static inline int test_env_int(const char *a, const char *b, int fallback) {
