@@ -54,6 +54,14 @@
 //! docs). A refusal fails init with one `NIIN:` line that names both versions.
 //!
 //! On a world without NCCL (the CPU mock) no module is set up: the slots stay NULL.
+//!
+//! # A one-PE world without a device communicator
+//!
+//! NCCL 2.28.3 refuses `ncclDevCommCreate` for a communicator of one rank. A one-PE world
+//! needs nothing of a devComm (the PE reaches only its own heap, by address; a barrier of
+//! one PE is a fence), so when creation fails there the modules are set up with none
+//! (`dev_comm` NULL to `setup`, `has_dev_comm = 0` in the context) instead of failing init.
+//! With more PEs a failed creation fails init.
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::fmt;
@@ -538,7 +546,19 @@ struct Group {
     key: (c_int, c_uint, c_uint),
     /// Dropped before `storage`, which it points into.
     dev_comm: Option<DevComm>,
+    /// Why this group goes without a device communicator: NCCL refused one in a one-PE
+    /// world (see [`one_pe_without_dev_comm`]). Its modules are set up with none.
+    without: Option<String>,
     storage: Box<DevCommStorage>,
+}
+
+/// Whether a failed `ncclDevCommCreate` still lets the modules be set up: only in a world
+/// of one PE, where the device code needs no device communicator (no peer but the PE
+/// itself, whose heap it addresses directly; barriers of one PE are a local fence). NCCL
+/// 2.28.3 refuses a devComm for a one-rank communicator ("Communicator does not support
+/// symmetric memory!"); later releases create it, and then it is used.
+pub fn one_pe_without_dev_comm(n_pes: c_int, lsa_size: c_int, gin_wanted: c_int) -> bool {
+    n_pes == 1 && lsa_size == 1 && gin_wanted == 0
 }
 
 #[repr(C, align(64))]
@@ -739,6 +759,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
             att.groups.push(Group {
                 key,
                 dev_comm: None,
+                without: None,
                 storage: Box::new(DevCommStorage([0; DEV_COMM_CAPACITY])),
             });
             att.groups.len() - 1
@@ -748,7 +769,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
     let group = &mut att.groups[index];
     let storage = group.storage.0.as_mut_ptr().cast::<c_void>();
     let mut err = [0u8; 1024];
-    if group.dev_comm.is_none() {
+    if group.dev_comm.is_none() && group.without.is_none() {
         let rc = att
             .parts
             .with_comm_locked(|_| {
@@ -767,22 +788,34 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
                 }
             })
             .map_err(|e| FfiError::Os(format!("CUDA module {}: {e}", m.name)))?;
-        if rc != 0 {
+        let one_pe =
+            one_pe_without_dev_comm(att.info.n_pes, att.info.lsa_size, att.info.gin_wanted);
+        if rc != 0 && one_pe {
+            group.without = Some(hook_message(&err));
+            group.storage.0.fill(0);
+        } else if rc != 0 {
             return Err(FfiError::Os(format!(
                 "CUDA module {} could not create its NCCL device communicator: {}",
                 m.name,
                 hook_message(&err)
             )));
+        } else {
+            // SAFETY: `storage` now holds a devComm that ncclDevCommCreate of this library
+            // made for this communicator; the group owns the storage, which outlives the
+            // DevComm (it is dropped first), and only that DevComm destroys it.
+            let adopted = unsafe { DevComm::adopt(att.parts.comm.clone(), storage) };
+            group.dev_comm = Some(adopted.map_err(|e| FfiError::Os(e.to_string()))?);
         }
-        // SAFETY: `storage` now holds a devComm that ncclDevCommCreate of this library made
-        // for this communicator; the group owns the storage, which outlives the DevComm (it
-        // is dropped first), and only that DevComm destroys it.
-        let adopted = unsafe { DevComm::adopt(att.parts.comm.clone(), storage) };
-        group.dev_comm = Some(adopted.map_err(|e| FfiError::Os(e.to_string()))?);
     }
+    let dev_comm: *const c_void = if group.without.is_some() {
+        std::ptr::null()
+    } else {
+        storage
+    };
     // SAFETY: the module's setup hook, with the registry's `info`, the group's created
-    // devComm (read only) and a writable `err` of its length.
-    let rc = unsafe { setup(info, storage, err.as_mut_ptr().cast(), err.len()) };
+    // devComm (read only; NULL for a one-PE group without one, which the hook accepts for
+    // n_pes == 1 only) and a writable `err` of its length.
+    let rc = unsafe { setup(info, dev_comm, err.as_mut_ptr().cast(), err.len()) };
     if rc != 0 {
         return Err(FfiError::Os(format!(
             "CUDA module {} could not set up its device context: {}",
@@ -1221,6 +1254,21 @@ mod tests {
              against NCCL 2.28.9's headers, or load NCCL 2.28.3 (NIIN_NCCL_LIBRARY or \
              NCCL_HOME)"
         );
+    }
+
+    #[test]
+    fn only_a_one_pe_world_goes_without_a_dev_comm() {
+        assert!(one_pe_without_dev_comm(1, 1, 0));
+        assert!(
+            !one_pe_without_dev_comm(2, 2, 0),
+            "two PEs need the devComm's barriers"
+        );
+        assert!(!one_pe_without_dev_comm(2, 1, 1), "two nodes need GIN");
+        assert!(
+            !one_pe_without_dev_comm(1, 1, 1),
+            "inconsistent: GIN in a one-PE world"
+        );
+        assert!(!one_pe_without_dev_comm(0, 0, 0));
     }
 
     #[test]

@@ -30,6 +30,7 @@ struct ContextReport {
     int api_my_pe, api_n_pes;      // device nvshmem_my_pe() / nvshmem_n_pes() (-2: not built)
     unsigned long long heap_base, heap_size, window;
     int lsa_size, lsa_rank;
+    int has_dev_comm;              // the context's has_dev_comm (0: a one-PE world without)
     int dc_rank, dc_n_ranks, dc_lsa_rank, dc_lsa_size; // the ncclDevComm's own view
     unsigned barrier_count;
     int gin_enabled;
@@ -78,14 +79,18 @@ struct ContextReport {
             r.window = (unsigned long long)c->window;                                      \
             r.lsa_size = c->lsa_size;                                                      \
             r.lsa_rank = c->lsa_rank;                                                      \
+            r.has_dev_comm = c->has_dev_comm;                                              \
             r.dc_rank = c->dev_comm.rank;                                                  \
             r.dc_n_ranks = c->dev_comm.nRanks;                                             \
             r.dc_lsa_rank = c->dev_comm.lsaRank;                                           \
             r.dc_lsa_size = c->dev_comm.lsaSize;                                           \
             r.barrier_count = c->barrier_count;                                            \
             r.gin_enabled = c->gin_enabled;                                                \
-            r.self_ptr =                                                                   \
-                (unsigned long long)ncclGetPeerPointer(c->window, probe_offset, c->my_pe);  \
+            /* Without a devComm (a one-PE world on NCCL 2.28.3) NCCL refused symmetric    \
+             * memory for the communicator: its window has no device mapping to ask. */    \
+            r.self_ptr = c->has_dev_comm ? (unsigned long long)ncclGetPeerPointer(         \
+                                               c->window, probe_offset, c->my_pe)          \
+                                         : 0;                                              \
             /* NCCL may map this PE's own heap at another address: compare contents. The  \
              * probe's word 63 is the TU's own (the LSA-write test uses words < n_pes). */ \
             if (r.self_ptr != 0) {                                                         \
@@ -98,7 +103,7 @@ struct ContextReport {
                 direct[63] = 0;                                                            \
             }                                                                              \
             int first = c->my_pe - c->lsa_rank;                                            \
-            for (int p = first; p < first + c->lsa_size; p++)                              \
+            for (int p = first; c->has_dev_comm && p < first + c->lsa_size; p++)           \
                 r.lsa_peer_ptrs += ncclGetPeerPointer(c->window, probe_offset, p) != nullptr; \
             const unsigned char *b = (const unsigned char *)&c->dev_comm;                  \
             unsigned long long h = 1469598103934665603ull;                                 \
@@ -136,6 +141,7 @@ struct ContextReport {
     /* Writes my_pe + 1 into word my_pe of every LSA peer's probe, through peer pointers. */ \
     static __global__ void context_lsa_write_kernel_##tag(size_t probe_offset) {            \
         niin_device_context *c = niin_ctx_checked();                                       \
+        if (!c->has_dev_comm) return; /* no window mapping to write through */             \
         int first = c->my_pe - c->lsa_rank;                                                \
         for (int p = first; p < first + c->lsa_size; p++) {                                \
             int *peer = (int *)ncclGetPeerPointer(c->window, probe_offset, p);             \

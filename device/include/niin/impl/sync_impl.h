@@ -6,7 +6,8 @@
  * What the barriers need from the device communicator (created by the per-module hook
  * of niin/context.h): lsaBarrierCount >= barrier_count always (the LSA session, and the
  * LSA half of the hybrid one); with more than one LSA team also GIN and the GIN barriers
- * of NCCL's hybrid world session (barrierCount; NCCL-VERSIONS.md "Barriers").
+ * of NCCL's hybrid world session (barrierCount; NCCL-VERSIONS.md "Barriers"). A barrier
+ * of a team of one PE needs none of it.
  */
 #ifndef NIIN_IMPL_SYNC_IMPL_H
 #define NIIN_IMPL_SYNC_IMPL_H
@@ -92,7 +93,12 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
 #endif
         __threadfence_system();
     }
-    if (lsa_team || c.lsa_size == c.n_pes) {
+    if ((lsa_team ? c.lsa_size : c.n_pes) == 1) {
+        /* A team of one PE: nothing to wait for but this group (the syncs around), and the
+         * ordering NCCL's barrier would give. Also what a one-PE world without a devComm
+         * (has_dev_comm = 0, niin/context.h) relies on. */
+        __threadfence();
+    } else if (lsa_team || c.lsa_size == c.n_pes) {
         ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
                                                        index);
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
