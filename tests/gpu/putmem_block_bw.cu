@@ -12,15 +12,19 @@
 // events around the kernel give the time; bandwidth = size * iters / time (GB/s, 1e9).
 // Rounds: enough for ~2 GiB per size (at least 10), after two warm-up rounds.
 //
-// Then the peer checks every byte of the largest transfer (a pattern PE 0 wrote).
+// The peer waits on the host meanwhile (no GPU work of its own: see main). Then the peer
+// checks every byte of the largest transfer (a pattern PE 0 wrote).
 //
-// Output (PE 0): "putmem_block <bytes> B: <GB/s> GB/s (<us> us/round)" per size and
+// Output (PE 0): "putmem_block <bytes> B: <GB/s> GB/s (<us> us/round)" per size, then
+// "raw_copy ..." for the same rounds done with plain loads and stores through the host's
+// nvshmem_ptr of the peer's buffer (raw_kernel: the mapping's own speed, no API), and
 // "data check: ok" or "data check: FAILED ...". Exit status 1 on a failed check.
 //
 // Arguments: [max_bytes [ctas [threads]]].
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <vector>
 
 #include "test_init.h"
@@ -35,6 +39,29 @@ __global__ void __launch_bounds__(1024) bw_kernel(char *buf, size_t bytes, int p
     const size_t off = per * blockIdx.x;
     const size_t len = blockIdx.x + 1 == gridDim.x ? bytes - off : per;
     for (int i = 0; i < iters; i++) nvshmemx_putmem_block(buf + off, buf + off, len, peer);
+    nvshmem_quiet();
+}
+
+// The same rounds without the API: plain 16-byte loads and stores from every thread straight
+// to `peer_buf` (the peer's buffer as the host's nvshmem_ptr maps it), a __syncthreads before
+// and after each round as nvshmemx_putmem_block has. What the mapping itself allows, for
+// either library.
+__global__ void __launch_bounds__(1024) raw_kernel(char *peer_buf, const char *buf, size_t bytes,
+                                                   int iters) {
+    const size_t per = (bytes / gridDim.x) & ~static_cast<size_t>(15);
+    const size_t off = per * blockIdx.x;
+    const size_t len = blockIdx.x + 1 == gridDim.x ? bytes - off : per;
+    const uint4 *s = reinterpret_cast<const uint4 *>(buf + off);
+    uint4 *d = reinterpret_cast<uint4 *>(peer_buf + off);
+    for (int i = 0; i < iters; i++) {
+        __syncthreads();
+        for (size_t w = threadIdx.x; w < len / 16; w += blockDim.x) d[w] = s[w];
+        __syncthreads();
+    }
+}
+
+__global__ void set_done_kernel(int *done, int peer) {
+    nvshmem_int_p(done, 1, peer);
     nvshmem_quiet();
 }
 
@@ -76,28 +103,54 @@ int main(int argc, char **argv) {
     TEST_CUDA(cudaDeviceSynchronize());
     nvshmem_barrier_all();
 
+    // While PE 0 measures, the peer runs no GPU work of its own: it waits on the host,
+    // polling `done` (set by PE 0 with nvshmem_int_p after its last kernel) every
+    // millisecond, then both barrier. So the comparison does not depend on how each
+    // library's host barrier waits (niin-rs's is an ncclAllReduce kernel on the shared GPU;
+    // measured on the H200, waiting in it instead made no difference).
+    int *done = static_cast<int *>(nvshmem_calloc(1, sizeof(int)));
+    if (done == nullptr) {
+        fprintf(stderr, "PE %d: nvshmem_calloc of the done flag failed\n", me);
+        return 2;
+    }
+    nvshmem_barrier_all();
+
     if (me == 0) {
         printf("putmem_block: %d PEs, PE 0 -> PE %d, %u CTAs x %u threads\n", npes, peer, ctas,
                threads);
+        // The peer's buffer as a load/store address (NULL: not reachable so; no raw rounds).
+        char *peer_buf = static_cast<char *>(nvshmem_ptr(buf, peer));
         cudaEvent_t start, stop;
         TEST_CUDA(cudaEventCreate(&start));
         TEST_CUDA(cudaEventCreate(&stop));
-        for (size_t bytes = 1u << 20; bytes <= max_bytes; bytes *= 2) {
-            int iters = static_cast<int>((2ull << 30) / bytes);
-            if (iters < 10) iters = 10;
-            bw_kernel<<<ctas, threads>>>(buf, bytes, peer, 2);
+        // Times `iters` rounds of `launch(rounds)` after a 2-round warm-up; GB/s and us/round.
+        auto timed = [&](const char *what, size_t bytes, int iters, auto launch) {
+            launch(2);
             TEST_CUDA(cudaGetLastError());
             TEST_CUDA(cudaEventRecord(start));
-            bw_kernel<<<ctas, threads>>>(buf, bytes, peer, iters);
+            launch(iters);
             TEST_CUDA(cudaEventRecord(stop));
             TEST_CUDA(cudaEventSynchronize(stop));
             float ms = 0;
             TEST_CUDA(cudaEventElapsedTime(&ms, start, stop));
             double gbs = static_cast<double>(bytes) * iters / (ms * 1e-3) / 1e9;
-            printf("putmem_block %zu B: %.1f GB/s (%.2f us/round)\n", bytes, gbs,
-                   ms * 1e3 / iters);
+            printf("%s %zu B: %.1f GB/s (%.2f us/round)\n", what, bytes, gbs, ms * 1e3 / iters);
+        };
+        for (size_t bytes = 1u << 20; bytes <= max_bytes; bytes *= 2) {
+            int iters = static_cast<int>((2ull << 30) / bytes);
+            if (iters < 10) iters = 10;
+            timed("putmem_block", bytes, iters,
+                  [&](int n) { bw_kernel<<<ctas, threads>>>(buf, bytes, peer, n); });
+            if (peer_buf != nullptr)
+                timed("raw_copy", bytes, iters,
+                      [&](int n) { raw_kernel<<<ctas, threads>>>(peer_buf, buf, bytes, n); });
             fflush(stdout);
         }
+        set_done_kernel<<<1, 1>>>(done, peer);
+        TEST_CUDA(cudaDeviceSynchronize());
+    } else if (me == peer) {
+        for (int seen = 0; seen == 0; usleep(1000))
+            TEST_CUDA(cudaMemcpy(&seen, done, sizeof seen, cudaMemcpyDeviceToHost));
     }
     nvshmem_barrier_all();
 
@@ -118,6 +171,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     nvshmem_barrier_all();
+    nvshmem_free(done);
     nvshmem_free(buf);
     nvshmem_finalize();
     return failed;

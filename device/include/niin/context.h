@@ -7,13 +7,13 @@
  * with.
  *
  * One context per CUDA module. The device API is header-only, so every translation unit
- * (TU) that includes nvshmem.h has its own slot, whether built whole-program or with -rdc,
+ * (TU) that includes nvshmem.h has its own context (a static __device__ variable), whether built whole-program or with -rdc,
  * and registers it with libnvshmem_host from a static initializer. nvshmem_init fills the
  * slot of every registered TU (a TU loaded later, by dlopen, is filled when it registers)
  * with a context whose ncclDevComm was created by code of this TU, so its layout is the
  * one this TU's kernels read; the host library first checks that these headers can work
  * with the NCCL it loaded, and makes init fail with a NIIN: line naming both versions if
- * they cannot. nvshmem_finalize clears the slots. impl/context_impl.h has the mechanism.
+ * they cannot. nvshmem_finalize clears them. impl/context_impl.h has the mechanism.
  *
  *   niin_ctx()          this TU's context; NULL before nvshmem_init (and after finalize,
  *                       and in a module whose registration was refused)
@@ -49,16 +49,28 @@ struct niin_device_context {
     /* appended after the agreed fields */
     unsigned int gin_signal_count;  /* ginSignalCount requested (0 without GIN) */
     unsigned int gin_counter_count; /* ginCounterCount requested (0 without GIN) */
+    int has_dev_comm;               /* non-zero: dev_comm is a device communicator; zero (and
+                                       dev_comm zeroed) only in a one-PE world whose NCCL
+                                       refused one (2.28.3 does), where nothing needs it;
+                                       the window is then not read on the device either
+                                       (NCCL gave it no device mapping) */
+    const long long *lsa_delta;     /* LSA table, lsa_size entries (device memory): the
+                                       load/store address of symmetric `sym` on LSA peer
+                                       my_pe - lsa_rank + i is sym + lsa_delta[i] (NCCL's
+                                       peer pointer; entry lsa_rank is 0: self by address) */
+    long long self_delta;           /* 0: the table of a one-PE team is this field */
 };
 
 #include "niin/impl/context_impl.h"
 
 /* This TU's context, or NULL before nvshmem_init. */
-static __device__ __forceinline__ niin_device_context *niin_ctx() { return niin_ctx_slot; }
+static __device__ __forceinline__ niin_device_context *niin_ctx() {
+    return niin_ctx_value.n_pes > 0 ? &niin_ctx_value : nullptr;
+}
 
 /* This TU's context; a NULL one prints why and stops the kernel (__trap()). */
 static __device__ __forceinline__ niin_device_context *niin_ctx_checked() {
-    niin_device_context *ctx = niin_ctx_slot;
+    niin_device_context *ctx = niin_ctx();
     if (ctx == nullptr) niin_ctx_missing();
     return ctx;
 }

@@ -7,7 +7,9 @@
  * Per translation unit (TU) -- everything below has internal linkage, so each TU that
  * includes nvshmem.h has its own copy, in whole-program builds and with -rdc alike:
  *
- *   niin_ctx_slot         static __device__ pointer to this TU's context (NULL until set)
+ *   niin_ctx_value        static __device__ niin_device_context: this TU's context, held by
+ *                         value (a device function reads its fields at fixed addresses, all
+ *                         at once, not through a pointer); n_pes == 0 until set
  *   the three hooks       host code compiled here, against this TU's NCCL headers:
  *     create_dev_comm     fills ncclDevCommRequirements from these headers
  *                         (NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER from 2.29.2 on, zeroes
@@ -17,12 +19,17 @@
  *                         calls ncclDevCommCreate through the pointer the host library hands
  *                         over (the NCCL it loaded: one per process; the application need
  *                         not link libnccl) into storage the host library owns
- *     setup               builds the niin_device_context around that devComm, cudaMalloc's
- *                         it and writes it and niin_ctx_slot from a one-thread kernel of this
- *                         TU's own module (not cudaMemcpyToSymbol, which is unreliable for a
- *                         symbol of an -rdc program), on a private non-blocking stream,
- *                         synchronized
- *     teardown            clears the slot the same way and frees the context
+ *     setup               builds the niin_device_context around that devComm and writes it
+ *                         into niin_ctx_value from a one-thread kernel of this TU's own
+ *                         module (not cudaMemcpyToSymbol, which is unreliable for a symbol of
+ *                         an -rdc program), on a private non-blocking stream, synchronized;
+ *                         the kernel also fills the LSA table (lsa_delta: per LSA
+ *                         peer, the distance from the heap to NCCL's peer pointer;
+ *                         cudaMalloc'ed here) from ncclGetPeerPointer; in a one-PE world whose NCCL refuses a devComm
+ *                         (NCCL 2.28.3 does: "Communicator does not support symmetric
+ *                         memory!") the library passes none, and the context goes without
+ *                         (has_dev_comm = 0: no PE but self to reach, barriers of one PE)
+ *     teardown            zeroes niin_ctx_value the same way, frees the LSA table
  *   the registration      a static object whose constructor calls niin_register_module with
  *                         this TU's hooks, NCCL_VERSION_CODE, sizeof(ncclDevComm) and
  *                         sizeof(ncclDevCommRequirements); its destructor unregisters
@@ -51,10 +58,11 @@
 
 #if defined(__CUDACC__)
 
-/* ---- the slot ------------------------------------------------------------------------- */
+/* ---- the context ---------------------------------------------------------------------- */
 
-/* This TU's context (device memory), written by niin_module_write_slot below. */
-static __device__ niin_device_context *niin_ctx_slot = nullptr;
+/* This TU's context, written by niin_module_write_context below; all zero (n_pes == 0)
+ * before setup and after teardown. */
+static __device__ niin_device_context niin_ctx_value;
 
 /* Why a kernel found no context; stops it. */
 static inline __device__ __noinline__ void niin_ctx_missing() {
@@ -116,9 +124,10 @@ typedef struct niin_module_hooks {
     int (*create_dev_comm)(const niin_host_info *info, void *dev_comm, size_t capacity, char *err,
                            size_t errlen);
     /* Builds this TU's context around dev_comm (created by create_dev_comm of a TU with the
-     * same header ABI) and fills the slot. */
+     * same header ABI) and fills the slot. dev_comm is NULL only in a one-PE world whose
+     * NCCL refused to create one: the context then has has_dev_comm = 0. */
     int (*setup)(const niin_host_info *info, const void *dev_comm, char *err, size_t errlen);
-    /* Clears the slot and frees the context (the library destroys the devComm after). */
+    /* Clears the slot: zeroes the context (the library destroys the devComm after). */
     int (*teardown)(const niin_host_info *info, char *err, size_t errlen);
 } niin_module_hooks;
 
@@ -156,14 +165,40 @@ NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, teardown) == 48,
 
 namespace {
 
-/* This TU's context in device memory (what niin_ctx_slot points to), NULL when not set up. */
-niin_device_context *niin_module_context = nullptr;
+/* Whether this TU's context is set up, and its LSA table (device memory, NULL for an LSA
+ * team of one) (host side). */
+bool niin_module_is_set_up = false;
+long long *niin_module_lsa_table = nullptr;
 
-/* Runs in this TU's own CUDA module, so it reaches this TU's slot whatever the build: stores
- * `value` at `at` (when not NULL) and points the slot at it. */
-__global__ void niin_module_write_slot(niin_device_context *at, niin_device_context value) {
-    if (at != nullptr) *at = value;
-    niin_ctx_slot = at;
+/* Runs in this TU's own CUDA module, so it reaches this TU's context whatever the build:
+ * stores `value` into niin_ctx_value, with its LSA table. `table` (lsa_size + 1 entries)
+ * gets, for each LSA peer, the distance from the heap to NCCL's mapping of that peer's heap
+ * (ncclGetPeerPointer(window, 0, peer) - heap_base; 0 for self, which is reached by
+ * address), and in its last entry 0, or i + 1 if peer i's mapping is not contiguous over
+ * the heap (checked at offsets 0 and heap_size - 1). Without a table (an LSA team of one,
+ * or teardown) the context's table is its own self_delta field. */
+__global__ void niin_module_write_context(niin_device_context value, long long *table) {
+    if (table != nullptr) {
+        const int first = value.my_pe - value.lsa_rank;
+        const size_t last = value.heap_size > 0 ? value.heap_size - 1 : 0;
+        long long bad = 0;
+        for (int i = 0; i < value.lsa_size; i++) {
+            if (i == value.lsa_rank) {
+                table[i] = 0;
+                continue;
+            }
+            char *p0 = static_cast<char *>(ncclGetPeerPointer(value.window, 0, first + i));
+            char *pl = static_cast<char *>(ncclGetPeerPointer(value.window, last, first + i));
+            if (p0 == nullptr || pl != p0 + last) bad = i + 1;
+            table[i] = static_cast<long long>(p0 - value.heap_base);
+        }
+        table[value.lsa_size] = bad;
+        value.lsa_delta = table;
+    } else if (value.n_pes > 0) {
+        value.self_delta = 0;
+        value.lsa_delta = &niin_ctx_value.self_delta;
+    }
+    niin_ctx_value = value;
 }
 
 __attribute__((format(printf, 3, 4))) int niin_module_fail(char *err, size_t errlen,
@@ -193,23 +228,23 @@ int niin_module_use_device(const niin_host_info *info, char *err, size_t errlen)
     return 0;
 }
 
-/* Runs niin_module_write_slot(at, *value) on a private non-blocking stream and waits. */
-int niin_module_write(niin_device_context *at, const niin_device_context *value, char *err,
+/* Runs niin_module_write_context(*value, table) on a private non-blocking stream and
+ * waits. */
+int niin_module_write(const niin_device_context *value, long long *table, char *err,
                       size_t errlen) {
     cudaStream_t stream = nullptr;
     cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaStreamCreateWithFlags", err, errlen);
     niin_device_context copy = *value;
-    void *args[] = {&at, &copy};
-    e = cudaLaunchKernel(niin_module_write_slot, dim3(1), dim3(1), args, 0, stream);
+    void *args[] = {&copy, &table};
+    e = cudaLaunchKernel(niin_module_write_context, dim3(1), dim3(1), args, 0, stream);
     cudaError_t synced = e == cudaSuccess ? cudaStreamSynchronize(stream) : cudaSuccess;
     cudaStreamDestroy(stream);
     if (e != cudaSuccess)
-        return niin_module_cuda_failed(e, "launching the kernel that writes the context slot",
-                                       err, errlen);
-    if (synced != cudaSuccess)
-        return niin_module_cuda_failed(synced, "the kernel that writes the context slot", err,
+        return niin_module_cuda_failed(e, "launching the kernel that writes the context", err,
                                        errlen);
+    if (synced != cudaSuccess)
+        return niin_module_cuda_failed(synced, "the kernel that writes the context", err, errlen);
     return 0;
 }
 
@@ -280,63 +315,96 @@ int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size
 
 int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *err,
                       size_t errlen) {
-    if (info == nullptr || dev_comm == nullptr)
-        return niin_module_fail(err, errlen, "setup called without info or devComm");
-    if (niin_module_context != nullptr)
+    if (info == nullptr)
+        return niin_module_fail(err, errlen, "setup called without info");
+    if (dev_comm == nullptr && info->n_pes != 1)
+        return niin_module_fail(err, errlen,
+                                "setup called without a devComm in a world of %d PEs (only a "
+                                "one-PE world may go without)",
+                                info->n_pes);
+    if (niin_module_is_set_up)
         return niin_module_fail(err, errlen, "set up twice without a teardown");
     int rc = niin_module_use_device(info, err, errlen);
     if (rc != 0) return rc;
 
     niin_device_context ctx;
     memset(static_cast<void *>(&ctx), 0, sizeof ctx);
-    memcpy(static_cast<void *>(&ctx.dev_comm), dev_comm, sizeof(ncclDevComm));
-    if (ctx.dev_comm.rank != info->my_pe || ctx.dev_comm.nRanks != info->n_pes)
+    if (dev_comm != nullptr) {
+        memcpy(static_cast<void *>(&ctx.dev_comm), dev_comm, sizeof(ncclDevComm));
+        if (ctx.dev_comm.rank != info->my_pe || ctx.dev_comm.nRanks != info->n_pes)
+            return niin_module_fail(err, errlen,
+                                    "the devComm is rank %d of %d, but this is PE %d of %d",
+                                    ctx.dev_comm.rank, ctx.dev_comm.nRanks, info->my_pe,
+                                    info->n_pes);
+        if (ctx.dev_comm.lsaRank != info->lsa_rank || ctx.dev_comm.lsaSize != info->lsa_size)
+            return niin_module_fail(err, errlen,
+                                    "NCCL puts this PE at rank %d of an LSA team of %d, the host "
+                                    "library at rank %d of %d",
+                                    ctx.dev_comm.lsaRank, ctx.dev_comm.lsaSize, info->lsa_rank,
+                                    info->lsa_size);
+        ctx.has_dev_comm = 1;
+    } else if (info->lsa_size != 1 || info->lsa_rank != 0 || info->gin_wanted) {
         return niin_module_fail(err, errlen,
-                                "the devComm is rank %d of %d, but this is PE %d of %d",
-                                ctx.dev_comm.rank, ctx.dev_comm.nRanks, info->my_pe,
-                                info->n_pes);
-    if (ctx.dev_comm.lsaRank != info->lsa_rank || ctx.dev_comm.lsaSize != info->lsa_size)
-        return niin_module_fail(err, errlen,
-                                "NCCL puts this PE at rank %d of an LSA team of %d, the host "
-                                "library at rank %d of %d",
-                                ctx.dev_comm.lsaRank, ctx.dev_comm.lsaSize, info->lsa_rank,
-                                info->lsa_size);
+                                "a one-PE world with LSA rank %d of %d and GIN %s", info->lsa_rank,
+                                info->lsa_size, info->gin_wanted ? "on" : "off");
+    }
     ctx.my_pe = info->my_pe;
     ctx.n_pes = info->n_pes;
     ctx.heap_base = static_cast<char *>(info->heap_base);
     ctx.heap_size = info->heap_size;
     ctx.window = static_cast<ncclWindow_t>(info->window);
-    ctx.lsa_size = ctx.dev_comm.lsaSize;
-    ctx.lsa_rank = ctx.dev_comm.lsaRank;
+    ctx.lsa_size = info->lsa_size;
+    ctx.lsa_rank = info->lsa_rank;
     ctx.barrier_count = info->barrier_count;
     ctx.gin_enabled = info->gin_wanted != 0;
     ctx.gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
     ctx.gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
 
-    niin_device_context *at = nullptr;
-    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&at), sizeof ctx);
-    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaMalloc of the context", err, errlen);
-    rc = niin_module_write(at, &ctx, err, errlen);
+    long long *table = nullptr;
+    if (ctx.lsa_size > 1) {
+        const size_t table_bytes = sizeof(long long) * (static_cast<size_t>(ctx.lsa_size) + 1);
+        cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&table), table_bytes);
+        if (e != cudaSuccess)
+            return niin_module_cuda_failed(e, "cudaMalloc of the LSA table", err, errlen);
+    }
+    rc = niin_module_write(&ctx, table, err, errlen);
+    long long bad = 0;
+    if (rc == 0 && table != nullptr) {
+        cudaError_t e = cudaMemcpy(&bad, table + ctx.lsa_size, sizeof bad, cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) rc = niin_module_cuda_failed(e, "reading the LSA table", err, errlen);
+    }
+    if (rc == 0 && bad != 0)
+        rc = niin_module_fail(err, errlen,
+                              "NCCL's mapping of LSA peer %lld's heap (PE %lld) is not one "
+                              "contiguous range: the device API addresses peers as heap offset "
+                              "+ a per-peer distance",
+                              bad - 1, static_cast<long long>(ctx.my_pe - ctx.lsa_rank) + bad - 1);
     if (rc != 0) {
-        cudaFree(at);
+        niin_device_context none;
+        memset(static_cast<void *>(&none), 0, sizeof none);
+        char ignored[8];
+        (void)niin_module_write(&none, nullptr, ignored, sizeof ignored);
+        if (table != nullptr) cudaFree(table);
         return rc;
     }
-    niin_module_context = at;
+    niin_module_lsa_table = table;
+    niin_module_is_set_up = true;
     return 0;
 }
 
 int niin_module_teardown(const niin_host_info *info, char *err, size_t errlen) {
-    if (niin_module_context == nullptr) return 0;
+    if (!niin_module_is_set_up) return 0;
     if (info == nullptr) return niin_module_fail(err, errlen, "teardown called without info");
     int rc = niin_module_use_device(info, err, errlen);
     if (rc != 0) return rc;
     niin_device_context none;
     memset(static_cast<void *>(&none), 0, sizeof none);
-    rc = niin_module_write(nullptr, &none, err, errlen);
-    cudaError_t e = cudaFree(niin_module_context);
-    niin_module_context = nullptr;
+    rc = niin_module_write(&none, nullptr, err, errlen);
+    cudaError_t e = niin_module_lsa_table != nullptr ? cudaFree(niin_module_lsa_table) : cudaSuccess;
+    niin_module_lsa_table = nullptr;
+    niin_module_is_set_up = false;
     if (rc != 0) return rc;
-    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaFree of the context", err, errlen);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaFree of the LSA table", err, errlen);
     return 0;
 }
 

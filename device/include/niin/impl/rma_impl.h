@@ -98,17 +98,20 @@ __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_devic
 #endif
 }
 
-/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline: the LSA path is a
- * few loads and a call of coop_copy (one out-of-line body per scope); the GIN path is out
- * of line (gin_put), so its registers -- NCCL >= 2.31's GIN code needs ~120 -- and its
- * spills under __launch_bounds__ stay off the load/store path. (When put itself was out of
- * line with GIN inside, a 132 x 1024 putmem_block loop lost ~2 us per call to it.) */
+/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline. The target
+ * address is found before the entry synchronization (it depends on no data). An aligned
+ * warp or block transfer between global buffers then runs the inline fast path of
+ * copy_impl.h; other LSA transfers call coop_copy (one out-of-line body per scope); the GIN
+ * path is out of line (gin_put), so its registers -- NCCL >= 2.31's GIN code needs ~120 --
+ * and its spills under __launch_bounds__ stay off the load/store path. (When put itself
+ * was out of line with GIN inside, a 132 x 1024 putmem_block loop lost ~2 us per call.) */
 template <typename Coop>
 __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context(fn);
-    coop.sync();
     char *d = lsa_address(c, dest, pe);
+    if (fast_transfer(coop, d, source, bytes)) return;
+    coop.sync();
     if (d != nullptr)
         coop_copy(coop, d, source, bytes);
     else
@@ -121,8 +124,9 @@ template <typename Coop>
 __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context(fn);
-    coop.sync();
     const char *s = lsa_address(c, source, pe);
+    if (fast_transfer(coop, dest, s, bytes)) return;
+    coop.sync();
     if (s != nullptr)
         coop_copy(coop, dest, s, bytes);
     else
