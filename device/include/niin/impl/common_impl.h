@@ -186,6 +186,20 @@ __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const
     return const_cast<char *>(static_cast<const char *>(sym)) + delta;
 }
 
+/* Calls `f`, a __noinline__ function of a cold path (GIN), through a function pointer that
+ * ptxas cannot resolve. A direct call lets ptxas allocate registers across caller and
+ * callee, and the GIN code needs ~120: under __launch_bounds__(1024) (64 registers) it
+ * then kept the caller's loop state in local memory, an STL/LDL pair every iteration of a
+ * putmem_block loop whether or not GIN was ever taken (SASS of tests/gpu/putmem_block_bw.cu
+ * with NCCL 2.31 headers: 6 local accesses in the loop, 576-byte frame; through the
+ * pointer: none in the loop, 16-byte frame). An indirect call follows the ABI instead: the
+ * callee saves the registers it uses, and only the cold path pays. */
+template <typename... P, typename... A>
+__device__ __forceinline__ void call_out_of_line(void (*f)(P...), A... args) {
+    void (*volatile resolved_at_run_time)(P...) = f;
+    resolved_at_run_time(args...);
+}
+
 /* This CTA's index in the grid (1-, 2- or 3-D), the same on every PE for the same launch:
  * the barrier index and the GIN context come from it. */
 __device__ __forceinline__ unsigned int cta_index() {

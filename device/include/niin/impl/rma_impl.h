@@ -49,9 +49,10 @@ constexpr const char *kBadPe = "the target PE is not a PE of this job";
 /* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
  * GIN. */
 template <typename Coop>
-__device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_device_context &c,
+__device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_device_context *cp,
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
+    const niin_device_context &c = *cp;
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN
@@ -75,9 +76,10 @@ __device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_devic
 /* `bytes` from symmetric `source` on a PE outside the LSA team to local `dest`, through
  * GIN. */
 template <typename Coop>
-__device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_device_context &c,
+__device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_device_context *cp,
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
+    const niin_device_context &c = *cp;
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN_GET
@@ -115,7 +117,7 @@ __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const
     if (d != nullptr)
         coop_copy(coop, d, source, bytes);
     else
-        gin_put(coop, fn, c, dest, source, bytes, pe, blocking);
+        call_out_of_line(&gin_put<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
     coop.sync();
 }
 
@@ -130,14 +132,15 @@ __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const
     if (s != nullptr)
         coop_copy(coop, dest, s, bytes);
     else
-        gin_get(coop, fn, c, dest, source, bytes, pe, blocking);
+        call_out_of_line(&gin_get<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
     coop.sync();
 }
 
 /* The GIN side of a scalar put: one body per value width (1, 2, 4, 8 bytes). */
 template <typename U>
-__device__ __noinline__ void p_remote(const char *fn, const niin_device_context &c, void *dest,
+__device__ __noinline__ void p_remote(const char *fn, const niin_device_context *cp, void *dest,
                                       U bits, int pe) {
+    const niin_device_context &c = *cp;
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
 #if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
@@ -160,7 +163,7 @@ __device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
     if (d != nullptr)
         *reinterpret_cast<volatile U *>(d) = bits_of(value);
     else
-        p_remote<U>(fn, c, dest, bits_of(value), pe);
+        call_out_of_line(&p_remote<U>, fn, &c, static_cast<void *>(dest), bits_of(value), pe);
 }
 
 /* Scalar get: one volatile load for self and LSA peers (a kernel may poll with it). */
