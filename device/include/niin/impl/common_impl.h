@@ -192,9 +192,9 @@ __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const
  * then kept the caller's loop state in local memory, an STL/LDL pair every iteration of a
  * putmem_block loop whether or not GIN was ever taken (SASS of tests/gpu/putmem_block_bw.cu
  * with NCCL 2.31 headers: 4 local accesses on every iteration's path, 576-byte frame;
- * through the pointer: none there, 2 on the GIN branch, 16-byte frame; 3-22 % more
- * bandwidth at 2-16 MiB on the H200). An indirect call follows the ABI instead: the callee
- * saves the registers it uses, and only the cold path pays. */
+ * through the pointer: none there, 2 on the GIN branch, 16-byte frame; on the H200 that
+ * was 5-27 % more bandwidth at 2-16 MiB, one run before and one after). An indirect call
+ * follows the ABI: the callee saves the registers it uses, and only the cold path pays. */
 template <typename... P, typename... A>
 __device__ __forceinline__ void call_out_of_line(void (*f)(P...), A... args) {
     void (*volatile resolved_at_run_time)(P...) = f;
