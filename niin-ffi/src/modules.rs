@@ -16,9 +16,11 @@
 //!   (through the pointer in [`NiinHostInfo`]: the NCCL this library loaded, one per
 //!   process) into `storage`;
 //! - `setup(info, dev_comm, err, errlen)` builds the TU's `niin_device_context` around that
-//!   `ncclDevComm`, copies it to device memory and writes the TU's slot with a kernel of
-//!   the TU's own module (not `cudaMemcpyToSymbol`, unreliable for `-rdc` symbols);
-//! - `teardown(info, err, errlen)` clears the slot and frees the context.
+//!   `ncclDevComm` and writes it into the TU's `static __device__` context with a kernel of
+//!   the TU's own module (not `cudaMemcpyToSymbol`, unreliable for `-rdc` symbols); the
+//!   kernel also fills the TU's LSA table (per peer, the distance from the heap to NCCL's
+//!   peer pointer), which setup allocates;
+//! - `teardown(info, err, errlen)` zeroes the context and frees the LSA table.
 //!
 //! # When
 //!
@@ -44,8 +46,8 @@
 //!
 //! A module that is unregistered (its static destructor: `dlclose`, or process exit) is
 //! forgotten without calling its hooks: at exit the CUDA runtime may be gone already, and
-//! after `dlclose` nothing can launch its kernels any more. Its device context (a few
-//! hundred bytes) is not freed.
+//! after `dlclose` nothing can launch its kernels any more. Its LSA table (8 bytes per LSA
+//! peer) is not freed.
 //!
 //! # The ABI check
 //!
@@ -183,9 +185,9 @@ pub struct NiinModuleHooks {
     pub module_name: *const c_char,
     /// Creates the devComm into the storage given.
     pub create_dev_comm: Option<CreateDevCommHook>,
-    /// Builds the context and fills the slot.
+    /// Builds the context and fills the slot (the TU's context).
     pub setup: Option<SetupHook>,
-    /// Clears the slot and frees the context.
+    /// Clears the slot and frees the LSA table.
     pub teardown: Option<TeardownHook>,
 }
 
@@ -700,7 +702,7 @@ pub unsafe extern "C" fn niin_register_module(hooks: *const NiinModuleHooks) -> 
 }
 
 /// Forgets a CUDA module (its static destructor: process exit, or `dlclose` of the library
-/// holding it). Its hooks are not called: its device context stays allocated.
+/// holding it). Its hooks are not called: its LSA table stays allocated.
 ///
 /// # Safety
 /// `hooks` must be NULL or a pointer given to [`niin_register_module`].
