@@ -24,10 +24,10 @@
 #[macro_export]
 macro_rules! for_each_nvshmem_type {
     ($callback:ident) => {
-        $crate::for_each_nvshmem_type!(@rows $callback, [])
+        $crate::for_each_nvshmem_type! { @rows $callback, [] }
     };
     ($callback:ident, $($args:tt)+) => {
-        $crate::for_each_nvshmem_type!(@rows $callback, [$($args)+])
+        $crate::for_each_nvshmem_type! { @rows $callback, [$($args)+] }
     };
     (@rows $callback:ident, [$($args:tt)*]) => {
         $callback! {

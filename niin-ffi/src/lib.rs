@@ -59,6 +59,7 @@ mod query;
 mod rma;
 mod state;
 mod stream;
+pub mod stream_typed;
 mod sync;
 mod teams;
 pub mod uid;

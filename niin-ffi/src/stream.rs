@@ -76,7 +76,7 @@ pub extern "C" fn nvshmemx_quiet_on_stream(cstrm: CudaStream) {
 
 /// # Safety
 /// `source..source + bytes` must stay readable until the stream has run the put.
-unsafe fn putmem_on_stream(
+pub(crate) unsafe fn putmem_on_stream(
     dest: *mut c_void,
     source: *const c_void,
     bytes: usize,
@@ -101,7 +101,7 @@ unsafe fn putmem_on_stream(
 /// # Safety
 /// `dest..dest + bytes` must stay writable, and not otherwise accessed, until the stream
 /// has run the get.
-unsafe fn getmem_on_stream(
+pub(crate) unsafe fn getmem_on_stream(
     dest: *mut c_void,
     source: *const c_void,
     bytes: usize,

@@ -217,6 +217,13 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
         assert!(!out.contains("FAIL"), "{text}");
         assert!(out.contains("PASS putmem_on_stream_ring"), "{text}");
         assert!(out.contains("PASS putmem_signal_on_stream_data"), "{text}");
+        // The typed and sized _on_stream checks: the 23 types plain C has (half and
+        // bfloat16 need nvcc) and the 5 sizes, each its own PASS line.
+        assert_eq!(
+            out.matches("PASS on_stream_").count(),
+            23 + 5,
+            "typed/sized _on_stream checks:\n{text}"
+        );
         assert!(r.stderr.is_empty(), "no NIIN: line expected:\n{text}");
     }
     for path in launch::mock_transport_paths(&outcome.job.job_id) {

@@ -232,6 +232,47 @@ static void rma_checks(int me, int n) {
         }
     }
 
+    /* Typed and sized stream-ordered put/get, every name of the type list (half and
+     * bfloat16 where the compiler has them) and every size: 3 elements to the next PE
+     * (blocking put, then _nbi put of the next 3), a barrier on the stream, both read back
+     * from this PE (blocking get, _nbi get), compared with what the previous PE sent. */
+    for (i = 0; i < N; i++) host[i] = pattern(me, i);
+    copy_in(src, host, N);
+#define TYPED_STREAM_CHECK(PUT, PUT_NBI, GET, GET_NBI, TYPE, SIZE, NAME)                        \
+    do {                                                                                     \
+        size_t size = (SIZE), elems = 3, bytes = 2 * elems * size;                           \
+        nvshmem_barrier_all();                                                               \
+        PUT((TYPE *)buf, (const TYPE *)src, elems, next, stream);                            \
+        PUT_NBI((TYPE *)(buf + elems * size), (const TYPE *)(src + elems * size), elems, next, \
+                stream);                                                                     \
+        nvshmemx_barrier_all_on_stream(stream);                                              \
+        GET((TYPE *)dst, (const TYPE *)buf, elems, me, stream);                              \
+        GET_NBI((TYPE *)(dst + elems * size), (const TYPE *)(buf + elems * size), elems, me,  \
+                stream);                                                                     \
+        status = stream_sync(stream);                                                        \
+        copy_out(host, dst, bytes);                                                          \
+        bad = mismatches(host, bytes, prev);                                                 \
+        CHECK("on_stream_" NAME, status == 0 && bad == 0,                                    \
+              "status %d, %zu of %zu bytes from PE %d differ", status, bad, bytes, prev);    \
+    } while (0)
+#define TYPED_CHECK(NAME, TYPE)                                                              \
+    TYPED_STREAM_CHECK(nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream,   \
+                       nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,   \
+                       TYPE, sizeof(TYPE), #NAME);
+#define SIZED_CHECK(BITS, TYPE)                                                              \
+    TYPED_STREAM_CHECK(nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream,     \
+                       nvshmemx_get##BITS##_on_stream, nvshmemx_get##BITS##_nbi_on_stream,     \
+                       void, (BITS) / 8, "put/get" #BITS);
+    NIIN_FOR_EACH_RMA_TYPE_PLAIN(TYPED_CHECK)
+#if defined(__CUDACC__)
+    NIIN_FOR_EACH_RMA_TYPE_FP16(TYPED_CHECK)
+#endif
+    NIIN_FOR_EACH_RMA_SIZE(SIZED_CHECK)
+#undef SIZED_CHECK
+#undef TYPED_CHECK
+#undef TYPED_STREAM_CHECK
+    nvshmem_barrier_all();
+
     nvshmem_free(aligned);
     nvshmem_free(sig);
     nvshmem_free(buf2);

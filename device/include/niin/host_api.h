@@ -34,6 +34,11 @@
 #define NIIN_HAVE_CUDA_RUNTIME_API 1
 #endif
 #endif
+#if defined(__CUDACC__)
+/* half and __nv_bfloat16, for the typed _on_stream declarations below. */
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
 #if !defined(NIIN_HAVE_CUDA_RUNTIME_API)
 /* The CUDA runtime's definition, repeated (an identical typedef is allowed in C11 and
  * C++, so including CUDA's header later is fine). */
@@ -146,6 +151,29 @@ void nvshmemx_putmem_signal_on_stream(void *dest, const void *source, size_t byt
 void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t bytes,
                                           uint64_t *sig_addr, uint64_t signal, int sig_op,
                                           int pe, cudaStream_t cstrm);
+/* The typed forms (T of NIIN_FOR_EACH_RMA_TYPE; half and __nv_bfloat16 only where CUDA's
+ * headers define them: nvcc) and the sized ones (8 ... 128 bits): the mem forms of
+ * nelems * sizeof(T) bytes. */
+#define NIIN_DECLARE_STREAM_RMA(PREFIX, SUFFIX, TYPE)                                         \
+    void PREFIX##put##SUFFIX##_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, \
+                                         cudaStream_t cstrm);                                 \
+    void PREFIX##put##SUFFIX##_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems,    \
+                                             int pe, cudaStream_t cstrm);                     \
+    void PREFIX##get##SUFFIX##_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, \
+                                         cudaStream_t cstrm);                                 \
+    void PREFIX##get##SUFFIX##_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems,    \
+                                             int pe, cudaStream_t cstrm);
+#define NIIN_DECLARE_TYPED_STREAM_RMA(NAME, TYPE) NIIN_DECLARE_STREAM_RMA(nvshmemx_##NAME##_, , TYPE)
+#define NIIN_DECLARE_SIZED_STREAM_RMA(BITS, TYPE) NIIN_DECLARE_STREAM_RMA(nvshmemx_, BITS, void)
+NIIN_FOR_EACH_RMA_TYPE_PLAIN(NIIN_DECLARE_TYPED_STREAM_RMA)
+#if defined(__CUDACC__)
+NIIN_FOR_EACH_RMA_TYPE_FP16(NIIN_DECLARE_TYPED_STREAM_RMA)
+#endif
+NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_SIZED_STREAM_RMA)
+#undef NIIN_DECLARE_SIZED_STREAM_RMA
+#undef NIIN_DECLARE_TYPED_STREAM_RMA
+#undef NIIN_DECLARE_STREAM_RMA
+
 void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
                                   cudaStream_t cstrm);
 void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,

@@ -249,11 +249,15 @@ typedef enum { NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10 } nvshmemx_signal
  * the "24 RMA types" of older notes left one out). niin-api's for_each_nvshmem_type! has
  * the same names in the same order; keep the two identical. `half` and `__nv_bfloat16`
  * come from <cuda_fp16.h> and <cuda_bf16.h>, which the device headers include; code that
- * expands the list without them (plain C) must skip those two rows.
+ * expands the list without them (plain C) expands NIIN_FOR_EACH_RMA_TYPE_PLAIN only.
  */
-#define NIIN_FOR_EACH_RMA_TYPE(X)     \
-    X(bfloat16, __nv_bfloat16)        \
-    X(half, half)                     \
+#define NIIN_FOR_EACH_RMA_TYPE(X) NIIN_FOR_EACH_RMA_TYPE_FP16(X) NIIN_FOR_EACH_RMA_TYPE_PLAIN(X)
+/* The list's first two rows, whose types come from CUDA's headers... */
+#define NIIN_FOR_EACH_RMA_TYPE_FP16(X) \
+    X(bfloat16, __nv_bfloat16)         \
+    X(half, half)
+/* ... and the other 23, which every C compiler has. */
+#define NIIN_FOR_EACH_RMA_TYPE_PLAIN(X) \
     X(float, float)                   \
     X(double, double)                 \
     X(char, char)                     \

@@ -1,0 +1,146 @@
+//! The typed and sized stream-ordered puts and gets: `nvshmemx_<T>_put_on_stream`,
+//! `nvshmemx_<T>_get_on_stream` and their `_nbi` forms for NVSHMEM's 25 standard RMA types
+//! (one module per type name, generated from
+//! [`for_each_nvshmem_type!`](niin_api::for_each_nvshmem_type)), and
+//! `nvshmemx_put<BITS>[_nbi]_on_stream` / `nvshmemx_get<BITS>[_nbi]_on_stream` for 8 … 128
+//! bits.
+//!
+//! Each is its `mem` form ([`nvshmemx_putmem_on_stream`](crate::nvshmemx_putmem_on_stream),
+//! ...) of `nelems` elements: the same checks, the same enqueueing, `nelems * size` bytes.
+//! A count whose byte size does not fit in `size_t` is an error naming both numbers. As
+//! for the `mem` forms, the `_nbi` forms are the blocking ones (stream-ordered either way).
+
+use std::ffi::{c_int, c_void};
+
+use crate::error::{FfiError, FfiResult, value_call};
+use crate::stream::{CudaStream, getmem_on_stream, putmem_on_stream};
+
+/// Bytes of `nelems` elements of `size` bytes.
+fn bytes_of(nelems: usize, size: usize) -> FfiResult<usize> {
+    nelems.checked_mul(size).ok_or_else(|| {
+        FfiError::BadArgument(format!(
+            "nelems {nelems} of {size}-byte elements is more bytes than size_t holds"
+        ))
+    })
+}
+
+/// A `mem` form: [`putmem_on_stream`] or [`getmem_on_stream`].
+type MemOnStream = unsafe fn(*mut c_void, *const c_void, usize, c_int, CudaStream) -> FfiResult<()>;
+
+/// `mem` of `nelems` elements of `size` bytes.
+///
+/// # Safety
+/// As `mem` for `nelems * size` bytes.
+unsafe fn elems(
+    mem: MemOnStream,
+    dest: *mut c_void,
+    source: *const c_void,
+    nelems: usize,
+    size: usize,
+    pe: c_int,
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    let bytes = bytes_of(nelems, size)?;
+    // SAFETY: forwarded from this function's contract.
+    unsafe { mem(dest, source, bytes, pe, cstrm) }
+}
+
+/// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op>_on_stream`,
+/// `sized <bits>` gives `nvshmemx_<op><bits>_on_stream` (`op`: `put`, `put_nbi`, ...; for
+/// the sized forms the size goes between `put`/`get` and `_nbi`).
+macro_rules! c_name {
+    (typed $name:ident, $op:literal, $nbi:literal) => {
+        concat!("nvshmemx_", stringify!($name), "_", $op, $nbi, "_on_stream")
+    };
+    (sized $bits:literal, $op:literal, $nbi:literal) => {
+        concat!("nvshmemx_", $op, $bits, $nbi, "_on_stream")
+    };
+}
+
+/// One entry point: `$op` is `put` or `get`, `$nbi` `""` or `"_nbi"`, `$mem` the `mem`
+/// form that does it.
+macro_rules! stream_rma_entry {
+    ($kind:ident $n:tt, $t:ty, $fn:ident, $op:literal, $nbi:literal, $mem:ident, $what:literal) => {
+        #[doc = concat!("`", c_name!($kind $n, $op, $nbi), "`: enqueues ", $what, " of `nelems` `",
+                        stringify!($t), "` elements (the `mem` form's checks and ordering).")]
+        ///
+        /// # Safety
+        /// The local buffer (`source` of a put, `dest` of a get) must stay valid for
+        /// `nelems` elements, and a get's `dest` otherwise unaccessed, until the stream has
+        /// run the operation.
+        #[unsafe(export_name = c_name!($kind $n, $op, $nbi))]
+        pub unsafe extern "C" fn $fn(
+            dest: *mut $t,
+            source: *const $t,
+            nelems: usize,
+            pe: c_int,
+            cstrm: CudaStream,
+        ) {
+            value_call(c_name!($kind $n, $op, $nbi), (), || {
+                // SAFETY: this entry's contract.
+                unsafe {
+                    elems($mem, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe, cstrm)
+                }
+            })
+        }
+    };
+}
+
+/// The four entry points of one element type.
+macro_rules! stream_rma_entries {
+    ($kind:ident $n:tt, $t:ty) => {
+        stream_rma_entry!($kind $n, $t, put_on_stream, "put", "", putmem_on_stream, "a put");
+        stream_rma_entry!($kind $n, $t, put_nbi_on_stream, "put", "_nbi", putmem_on_stream, "a put");
+        stream_rma_entry!($kind $n, $t, get_on_stream, "get", "", getmem_on_stream, "a get");
+        stream_rma_entry!($kind $n, $t, get_nbi_on_stream, "get", "_nbi", getmem_on_stream, "a get");
+    };
+}
+
+/// One module per NVSHMEM type name (the rows of `for_each_nvshmem_type!`).
+macro_rules! typed_modules {
+    ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
+        #[doc = concat!("`nvshmemx_", stringify!($name), "_{put,get}[_nbi]_on_stream` (C type `",
+                        $c, "`).")]
+        pub mod $name {
+            use super::*;
+            stream_rma_entries!(typed $name, $t);
+        }
+    )*};
+}
+
+niin_api::for_each_nvshmem_type! { typed_modules }
+
+/// The sized forms: element sizes 1, 2, 4, 8 and 16 bytes.
+macro_rules! sized_modules {
+    ($(($module:ident, $bits:literal, $t:ty)),* $(,)?) => {$(
+        #[doc = concat!("`nvshmemx_{put,get}", $bits, "[_nbi]_on_stream`.")]
+        pub mod $module {
+            use super::*;
+            stream_rma_entries!(sized $bits, $t);
+        }
+    )*};
+}
+
+sized_modules!(
+    (bits8, "8", u8),
+    (bits16, "16", u16),
+    (bits32, "32", u32),
+    (bits64, "64", u64),
+    (bits128, "128", u128),
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_and_their_overflow() {
+        assert_eq!(bytes_of(3, 8).unwrap(), 24);
+        assert_eq!(bytes_of(0, 16).unwrap(), 0);
+        let e = bytes_of(usize::MAX / 2 + 1, 2).unwrap_err().to_string();
+        assert!(
+            e.contains(&(usize::MAX / 2 + 1).to_string()) && e.contains("2-byte"),
+            "{e}"
+        );
+    }
+}
