@@ -21,7 +21,7 @@ use crate::state;
 pub type CudaStream = *mut c_void;
 
 /// Runs `op` on `cstrm` of the world.
-fn on_stream<R>(
+pub(crate) fn on_stream<R>(
     cstrm: CudaStream,
     op: impl FnOnce(&World, &Stream<'_>) -> FfiResult<R>,
 ) -> FfiResult<R> {

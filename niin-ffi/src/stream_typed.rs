@@ -1,5 +1,6 @@
 //! The typed and sized stream-ordered puts and gets: `nvshmemx_<T>_put_on_stream`,
-//! `nvshmemx_<T>_get_on_stream` and their `_nbi` forms for NVSHMEM's 25 standard RMA types
+//! `nvshmemx_<T>_get_on_stream` and their `_nbi` forms, and the scalar
+//! `nvshmemx_<T>_p_on_stream` / `nvshmemx_<T>_g_on_stream`, for NVSHMEM's 25 standard RMA types
 //! (one module per type name, generated from
 //! [`for_each_nvshmem_type!`](niin_api::for_each_nvshmem_type)), and
 //! `nvshmemx_put<BITS>[_nbi]_on_stream` / `nvshmemx_get<BITS>[_nbi]_on_stream` for 8 … 128
@@ -9,11 +10,16 @@
 //! ...) of `nelems` elements: the same checks, the same enqueueing, `nelems * size` bytes.
 //! A count whose byte size does not fit in `size_t` is an error naming both numbers. As
 //! for the `mem` forms, the `_nbi` forms are the blocking ones (stream-ordered either way).
+//! `p` captures the value at the call; `g` is synchronous, as NVSHMEM's: it returns the
+//! element once the stream's earlier work has run. Both need `T`'s natural alignment.
 
 use std::ffi::{c_int, c_void};
 
+use niin_api::{RmaType, SymSlice, World};
+
+use crate::convert;
 use crate::error::{FfiError, FfiResult, value_call};
-use crate::stream::{CudaStream, getmem_on_stream, putmem_on_stream};
+use crate::stream::{CudaStream, getmem_on_stream, on_stream, putmem_on_stream};
 
 /// Bytes of `nelems` elements of `size` bytes.
 fn bytes_of(nelems: usize, size: usize) -> FfiResult<usize> {
@@ -43,6 +49,43 @@ unsafe fn elems(
     let bytes = bytes_of(nelems, size)?;
     // SAFETY: forwarded from this function's contract.
     unsafe { mem(dest, source, bytes, pe, cstrm) }
+}
+
+/// The one-element symmetric view of `ptr` (argument `what`), aligned for `T`.
+fn element<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    let bytes = convert::sym(w, ptr, size_of::<T>(), what)?;
+    if (ptr as usize) % align_of::<T>() != 0 {
+        return Err(FfiError::BadArgument(format!(
+            "{what} {ptr:p} is not aligned for its {}-byte elements",
+            align_of::<T>()
+        )));
+    }
+    Ok(SymSlice::from_raw_parts(w, bytes.offset(), 1))
+}
+
+/// Enqueues the store of `value` into the symmetric `dest` on `pe`.
+fn p_elem<T: RmaType>(
+    dest: *const c_void,
+    value: T,
+    pe: c_int,
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    on_stream(cstrm, |w, s| {
+        let pe = convert::pe(w, pe)?;
+        Ok(s.p(element::<T>(w, dest, "dest")?, value, pe)?)
+    })
+}
+
+/// The element at the symmetric `source` on `pe`, after the stream's earlier work.
+fn g_elem<T: RmaType>(source: *const c_void, pe: c_int, cstrm: CudaStream) -> FfiResult<T> {
+    on_stream(cstrm, |w, s| {
+        let pe = convert::pe(w, pe)?;
+        Ok(s.g(element::<T>(w, source, "source")?, pe)?)
+    })
 }
 
 /// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op>_on_stream`,
@@ -104,6 +147,25 @@ macro_rules! typed_modules {
         pub mod $name {
             use super::*;
             stream_rma_entries!(typed $name, $t);
+
+            #[doc = concat!("`", c_name!(typed $name, "p", ""), "`: enqueues the store of `value` \
+                             into the symmetric `dest` on `pe` (the value is taken now).")]
+            #[unsafe(export_name = c_name!(typed $name, "p", ""))]
+            pub extern "C" fn p_on_stream(dest: *mut $t, value: $t, pe: c_int, cstrm: CudaStream) {
+                value_call(c_name!(typed $name, "p", ""), (), || {
+                    p_elem::<$t>(dest.cast(), value, pe, cstrm)
+                })
+            }
+
+            #[doc = concat!("`", c_name!(typed $name, "g", ""), "`: the element at the symmetric \
+                             `source` on `pe` once the stream's earlier work has run \
+                             (synchronous); zero after a `NIIN:` line on error.")]
+            #[unsafe(export_name = c_name!(typed $name, "g", ""))]
+            pub extern "C" fn g_on_stream(source: *const $t, pe: c_int, cstrm: CudaStream) -> $t {
+                value_call(c_name!(typed $name, "g", ""), <$t>::default(), || {
+                    g_elem::<$t>(source.cast(), pe, cstrm)
+                })
+            }
         }
     )*};
 }

@@ -268,6 +268,22 @@ static void rma_checks(int me, int n) {
     NIIN_FOR_EACH_RMA_TYPE_FP16(TYPED_CHECK)
 #endif
     NIIN_FOR_EACH_RMA_SIZE(SIZED_CHECK)
+    /* Scalar p/g on the stream (the plain C types): PE me stores me + 1 into the next PE,
+     * a barrier on the stream, then g reads this PE's word (synchronous) and the next PE's. */
+#define PG_CHECK(NAME, TYPE)                                                                 \
+    do {                                                                                     \
+        TYPE got, there;                                                                     \
+        nvshmem_barrier_all();                                                               \
+        nvshmemx_##NAME##_p_on_stream((TYPE *)buf, (TYPE)(me + 1), next, stream);            \
+        nvshmemx_barrier_all_on_stream(stream);                                              \
+        got = nvshmemx_##NAME##_g_on_stream((const TYPE *)buf, me, stream);                  \
+        there = nvshmemx_##NAME##_g_on_stream((const TYPE *)buf, next, stream);              \
+        CHECK("p_g_on_stream_" #NAME, (long long)got == prev + 1 && (long long)there == me + 1, \
+              "read %lld here (want %d), %lld on PE %d (want %d)", (long long)got, prev + 1,   \
+              (long long)there, next, me + 1);                                               \
+    } while (0);
+    NIIN_FOR_EACH_RMA_TYPE_PLAIN(PG_CHECK)
+#undef PG_CHECK
 #undef SIZED_CHECK
 #undef TYPED_CHECK
 #undef TYPED_STREAM_CHECK
