@@ -172,7 +172,7 @@ void_entries! {
 /// # Safety
 /// As [`nvshmemx_putmem_signal_on_stream`].
 #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-unsafe fn putmem_signal_on_stream(
+pub(crate) unsafe fn putmem_signal_on_stream(
     dest: *mut c_void,
     source: *const c_void,
     bytes: usize,

@@ -19,7 +19,9 @@ use niin_api::{RmaType, SymSlice, World};
 
 use crate::convert;
 use crate::error::{FfiError, FfiResult, value_call};
-use crate::stream::{CudaStream, getmem_on_stream, on_stream, putmem_on_stream};
+use crate::stream::{
+    CudaStream, getmem_on_stream, on_stream, putmem_on_stream, putmem_signal_on_stream,
+};
 
 /// Bytes of `nelems` elements of `size` bytes.
 fn bytes_of(nelems: usize, size: usize) -> FfiResult<usize> {
@@ -88,15 +90,22 @@ fn g_elem<T: RmaType>(source: *const c_void, pe: c_int, cstrm: CudaStream) -> Ff
     })
 }
 
-/// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op>_on_stream`,
-/// `sized <bits>` gives `nvshmemx_<op><bits>_on_stream` (`op`: `put`, `put_nbi`, ...; for
-/// the sized forms the size goes between `put`/`get` and `_nbi`).
+/// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op><nbi>_on_stream`,
+/// `sized <bits>` gives `nvshmemx_<op><bits><nbi>_on_stream` (`op`: `put`, `get`, ...;
+/// for the sized forms the size goes between the operation and `_nbi`).
 macro_rules! c_name {
     (typed $name:ident, $op:literal, $nbi:literal) => {
-        concat!("nvshmemx_", stringify!($name), "_", $op, $nbi, "_on_stream")
+        c_name!(typed $name, $op, "", $nbi)
     };
     (sized $bits:literal, $op:literal, $nbi:literal) => {
-        concat!("nvshmemx_", $op, $bits, $nbi, "_on_stream")
+        c_name!(sized $bits, $op, "", $nbi)
+    };
+    // `$tail` follows the operation: `put` + `_signal` is `<name>_put_signal` or `put8_signal`.
+    (typed $name:ident, $op:literal, $tail:literal, $nbi:literal) => {
+        concat!("nvshmemx_", stringify!($name), "_", $op, $tail, $nbi, "_on_stream")
+    };
+    (sized $bits:literal, $op:literal, $tail:literal, $nbi:literal) => {
+        concat!("nvshmemx_", $op, $bits, $tail, $nbi, "_on_stream")
     };
 }
 
@@ -129,13 +138,59 @@ macro_rules! stream_rma_entry {
     };
 }
 
-/// The four entry points of one element type.
+/// One put-with-signal entry point (`$nbi` `""` or `"_nbi"`): `putmem_signal_on_stream` of
+/// `nelems` elements.
+macro_rules! stream_put_signal_entry {
+    ($kind:ident $n:tt, $t:ty, $fn:ident, $nbi:literal) => {
+        #[doc = concat!("`", c_name!($kind $n, "put", "_signal", $nbi), "`: enqueues a put of \
+                         `nelems` `", stringify!($t), "` elements, then the update of the \
+                         signal word `sig_addr` on `pe` by `sig_op` with `signal` (the `mem` \
+                         form's checks and ordering).")]
+        ///
+        /// # Safety
+        /// `source` must stay readable for `nelems` elements until the stream has run it.
+        #[unsafe(export_name = c_name!($kind $n, "put", "_signal", $nbi))]
+        #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+        pub unsafe extern "C" fn $fn(
+            dest: *mut $t,
+            source: *const $t,
+            nelems: usize,
+            sig_addr: *mut u64,
+            signal: u64,
+            sig_op: c_int,
+            pe: c_int,
+            cstrm: CudaStream,
+        ) {
+            value_call(c_name!($kind $n, "put", "_signal", $nbi), (), || {
+                let bytes = bytes_of(nelems, size_of::<$t>())?;
+                // SAFETY: this entry's contract, for `bytes` bytes.
+                unsafe {
+                    putmem_signal_on_stream(
+                        dest.cast(),
+                        source.cast(),
+                        bytes,
+                        sig_addr,
+                        signal,
+                        sig_op,
+                        pe,
+                        cstrm,
+                    )
+                }
+            })
+        }
+    };
+}
+
+/// The six entry points of one element type: put, get and put-with-signal, each also
+/// `_nbi`.
 macro_rules! stream_rma_entries {
     ($kind:ident $n:tt, $t:ty) => {
         stream_rma_entry!($kind $n, $t, put_on_stream, "put", "", putmem_on_stream, "a put");
         stream_rma_entry!($kind $n, $t, put_nbi_on_stream, "put", "_nbi", putmem_on_stream, "a put");
         stream_rma_entry!($kind $n, $t, get_on_stream, "get", "", getmem_on_stream, "a get");
         stream_rma_entry!($kind $n, $t, get_nbi_on_stream, "get", "_nbi", getmem_on_stream, "a get");
+        stream_put_signal_entry!($kind $n, $t, put_signal_on_stream, "");
+        stream_put_signal_entry!($kind $n, $t, put_signal_nbi_on_stream, "_nbi");
     };
 }
 

@@ -225,6 +225,11 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
             "typed/sized _on_stream checks:\n{text}"
         );
         assert_eq!(
+            out.matches("PASS put_signal_on_stream_").count(),
+            23 + 5,
+            "typed/sized put_signal _on_stream checks:\n{text}"
+        );
+        assert_eq!(
             out.matches("PASS p_g_on_stream_").count(),
             23,
             "typed p/g _on_stream checks:\n{text}"

@@ -238,6 +238,8 @@ static void rma_checks(int me, int n) {
      * from this PE (blocking get, _nbi get), compared with what the previous PE sent. */
     for (i = 0; i < N; i++) host[i] = pattern(me, i);
     copy_in(src, host, N);
+    {
+    int signal_checks = 0;
 #define TYPED_STREAM_CHECK(PUT, PUT_NBI, GET, GET_NBI, TYPE, SIZE, NAME)                        \
     do {                                                                                     \
         size_t size = (SIZE), elems = 3, bytes = 2 * elems * size;                           \
@@ -255,14 +257,37 @@ static void rma_checks(int me, int n) {
         CHECK("on_stream_" NAME, status == 0 && bad == 0,                                    \
               "status %d, %zu of %zu bytes from PE %d differ", status, bad, bytes, prev);    \
     } while (0)
+    /* Put with signal: 3 elements with SET mark, 3 more (_nbi) with ADD 1, a wait on the
+     * stream for mark + 1 in this PE's word (the previous PE's two signals), then a read. */
+#define SIGNAL_CHECK(PUTSIG, PUTSIG_NBI, TYPE, SIZE, NAME)                                     \
+    do {                                                                                     \
+        size_t size = (SIZE), elems = 3, bytes = 2 * elems * size;                           \
+        uint64_t mark = 1000 + 10 * (uint64_t)(++signal_checks);                             \
+        nvshmem_barrier_all();                                                               \
+        PUTSIG((TYPE *)buf2, (const TYPE *)src, elems, &sig[0], mark, NVSHMEM_SIGNAL_SET,    \
+               next, stream);                                                                \
+        PUTSIG_NBI((TYPE *)(buf2 + elems * size), (const TYPE *)(src + elems * size), elems,  \
+                   &sig[0], 1, NVSHMEM_SIGNAL_ADD, next, stream);                            \
+        nvshmemx_signal_wait_until_on_stream(&sig[0], NVSHMEM_CMP_EQ, mark + 1, stream);     \
+        nvshmemx_getmem_on_stream(dst, buf2, bytes, me, stream);                             \
+        status = stream_sync(stream);                                                        \
+        copy_out(host, dst, bytes);                                                          \
+        bad = mismatches(host, bytes, prev);                                                 \
+        CHECK("put_signal_on_stream_" NAME, status == 0 && bad == 0,                         \
+              "status %d, %zu of %zu bytes from PE %d differ", status, bad, bytes, prev);    \
+    } while (0)
 #define TYPED_CHECK(NAME, TYPE)                                                              \
     TYPED_STREAM_CHECK(nvshmemx_##NAME##_put_on_stream, nvshmemx_##NAME##_put_nbi_on_stream,   \
                        nvshmemx_##NAME##_get_on_stream, nvshmemx_##NAME##_get_nbi_on_stream,   \
-                       TYPE, sizeof(TYPE), #NAME);
+                       TYPE, sizeof(TYPE), #NAME);                                          \
+    SIGNAL_CHECK(nvshmemx_##NAME##_put_signal_on_stream,                                     \
+                 nvshmemx_##NAME##_put_signal_nbi_on_stream, TYPE, sizeof(TYPE), #NAME);
 #define SIZED_CHECK(BITS, TYPE)                                                              \
     TYPED_STREAM_CHECK(nvshmemx_put##BITS##_on_stream, nvshmemx_put##BITS##_nbi_on_stream,     \
                        nvshmemx_get##BITS##_on_stream, nvshmemx_get##BITS##_nbi_on_stream,     \
-                       void, (BITS) / 8, "put/get" #BITS);
+                       void, (BITS) / 8, "put/get" #BITS);                                  \
+    SIGNAL_CHECK(nvshmemx_put##BITS##_signal_on_stream, nvshmemx_put##BITS##_signal_nbi_on_stream, \
+                 void, (BITS) / 8, "put" #BITS);
     NIIN_FOR_EACH_RMA_TYPE_PLAIN(TYPED_CHECK)
 #if defined(__CUDACC__)
     NIIN_FOR_EACH_RMA_TYPE_FP16(TYPED_CHECK)
@@ -286,7 +311,9 @@ static void rma_checks(int me, int n) {
 #undef PG_CHECK
 #undef SIZED_CHECK
 #undef TYPED_CHECK
+#undef SIGNAL_CHECK
 #undef TYPED_STREAM_CHECK
+    }
     nvshmem_barrier_all();
 
     nvshmem_free(aligned);

@@ -163,7 +163,14 @@ void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t
     void PREFIX##get##SUFFIX##_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, \
                                          cudaStream_t cstrm);                                 \
     void PREFIX##get##SUFFIX##_nbi_on_stream(TYPE *dest, const TYPE *source, size_t nelems,    \
-                                             int pe, cudaStream_t cstrm);
+                                             int pe, cudaStream_t cstrm);                     \
+    void PREFIX##put##SUFFIX##_signal_on_stream(TYPE *dest, const TYPE *source, size_t nelems, \
+                                                uint64_t *sig_addr, uint64_t signal,          \
+                                                int sig_op, int pe, cudaStream_t cstrm);      \
+    void PREFIX##put##SUFFIX##_signal_nbi_on_stream(TYPE *dest, const TYPE *source,            \
+                                                    size_t nelems, uint64_t *sig_addr,        \
+                                                    uint64_t signal, int sig_op, int pe,      \
+                                                    cudaStream_t cstrm);
 #define NIIN_DECLARE_TYPED_STREAM_RMA(NAME, TYPE)                                             \
     NIIN_DECLARE_STREAM_RMA(nvshmemx_##NAME##_, , TYPE)                                        \
     void nvshmemx_##NAME##_p_on_stream(TYPE *dest, const TYPE value, int pe, cudaStream_t cstrm); \
