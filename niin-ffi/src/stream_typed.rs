@@ -1,21 +1,23 @@
-//! The typed and sized stream-ordered puts and gets: `nvshmemx_<T>_put_on_stream`,
-//! `nvshmemx_<T>_get_on_stream` and their `_nbi` forms, and the scalar
-//! `nvshmemx_<T>_p_on_stream` / `nvshmemx_<T>_g_on_stream`, for NVSHMEM's 25 standard RMA types
-//! (one module per type name, generated from
-//! [`for_each_nvshmem_type!`](niin_api::for_each_nvshmem_type)), and
-//! `nvshmemx_put<BITS>[_nbi]_on_stream` / `nvshmemx_get<BITS>[_nbi]_on_stream` for 8 … 128
-//! bits.
+//! The typed and sized stream-ordered operations of NVSHMEM's host API:
 //!
-//! Each is its `mem` form ([`nvshmemx_putmem_on_stream`](crate::nvshmemx_putmem_on_stream),
-//! ...) of `nelems` elements: the same checks, the same enqueueing, `nelems * size` bytes.
-//! A count whose byte size does not fit in `size_t` is an error naming both numbers. As
-//! for the `mem` forms, the `_nbi` forms are the blocking ones (stream-ordered either way).
-//! `p` captures the value at the call; `g` is synchronous, as NVSHMEM's: it returns the
-//! element once the stream's earlier work has run. Both need `T`'s natural alignment.
+//! - for the 25 standard RMA types (one module per type name, generated from
+//!   [`for_each_nvshmem_type!`](niin_api::for_each_nvshmem_type)):
+//!   `nvshmemx_<T>_{put,get,put_signal}[_nbi]_on_stream` and `nvshmemx_<T>_{p,g}_on_stream`;
+//! - for 8 ... 128 bits: `nvshmemx_{put,get}<BITS>[_nbi]_on_stream` and
+//!   `nvshmemx_put<BITS>_signal[_nbi]_on_stream`;
+//! - for the 14 wait types: `nvshmemx_<T>_wait_until_on_stream` (module [`wait_until`]).
+//!
+//! The array forms are their `mem` forms
+//! ([`nvshmemx_putmem_on_stream`](crate::nvshmemx_putmem_on_stream), ...) of `nelems`
+//! elements: the same checks, the same enqueueing, `nelems * size` bytes; a count whose
+//! byte size does not fit in `size_t` is an error naming both numbers. As for the `mem`
+//! forms, the `_nbi` forms are the blocking ones (stream-ordered either way). `p` captures
+//! the value at the call; `g` is synchronous, as NVSHMEM's: it returns the element once
+//! the stream's earlier work has run. `p`, `g` and the wait need `T`'s natural alignment.
 
 use std::ffi::{c_int, c_void};
 
-use niin_api::{RmaType, SymSlice, World};
+use niin_api::{RmaType, SymSlice, WaitType, World};
 
 use crate::convert;
 use crate::error::{FfiError, FfiResult, value_call};
@@ -226,6 +228,55 @@ macro_rules! typed_modules {
 }
 
 niin_api::for_each_nvshmem_type! { typed_modules }
+
+/// Enqueues the wait of this PE's `ivar` for `ivar <cmp> value`.
+fn wait_elem<T: WaitType>(
+    ivar: *const c_void,
+    cmp: c_int,
+    value: T,
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    on_stream(cstrm, |w, s| {
+        let cmp = convert::cmp(cmp)?;
+        Ok(s.wait_until(element::<T>(w, ivar, "ivar")?, cmp, value)?)
+    })
+}
+
+/// Expands `$body` if the list of a type row has `wait` (NVSHMEM's 14 wait types).
+macro_rules! if_wait_type {
+    ([wait $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
+    ([$first:ident $(, $rest:ident)*] $($body:tt)*) => { if_wait_type!([$($rest),*] $($body)*); };
+    ([] $($body:tt)*) => {};
+}
+
+/// `nvshmemx_<T>_wait_until_on_stream` for the wait types, in each type's module.
+macro_rules! wait_entries {
+    ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
+        if_wait_type!([$($list),*]
+            impl_wait_entry!($name, $t);
+        );
+    )*};
+}
+
+macro_rules! impl_wait_entry {
+    ($name:ident, $t:ty) => {
+        #[doc = concat!("`", c_name!(typed $name, "wait_until", ""), "`: enqueues a wait: the \
+                         stream's later operations run once this PE's symmetric `ivar` \
+                         satisfies `ivar <cmp> cmp_value` (`cmp` an `NVSHMEM_CMP_*` value).")]
+        #[unsafe(export_name = c_name!(typed $name, "wait_until", ""))]
+        pub extern "C" fn $name(ivar: *mut $t, cmp: c_int, cmp_value: $t, cstrm: CudaStream) {
+            value_call(c_name!(typed $name, "wait_until", ""), (), || {
+                wait_elem::<$t>(ivar.cast(), cmp, cmp_value, cstrm)
+            })
+        }
+    };
+}
+
+/// The wait entries, one function per wait type (named after it).
+pub mod wait_until {
+    use super::*;
+    niin_api::for_each_nvshmem_type! { wait_entries }
+}
 
 /// The sized forms: element sizes 1, 2, 4, 8 and 16 bytes.
 macro_rules! sized_modules {

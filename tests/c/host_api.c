@@ -309,6 +309,26 @@ static void rma_checks(int me, int n) {
     } while (0);
     NIIN_FOR_EACH_RMA_TYPE_PLAIN(PG_CHECK)
 #undef PG_CHECK
+    /* Waits on the stream, the 14 wait types: the previous PE stores mark into this PE's
+     * word with p; this PE's stream waits for it (EQ), then reads a word the previous PE
+     * put before its p. */
+#define WAIT_CHECK(NAME, TYPE)                                                               \
+    do {                                                                                     \
+        TYPE mark = (TYPE)(100 + ++signal_checks);                                           \
+        nvshmem_barrier_all();                                                               \
+        nvshmemx_putmem_on_stream(buf2, src, 8, next, stream);                               \
+        nvshmemx_quiet_on_stream(stream);                                                    \
+        nvshmemx_##NAME##_p_on_stream((TYPE *)buf, mark, next, stream);                      \
+        nvshmemx_##NAME##_wait_until_on_stream((TYPE *)buf, NVSHMEM_CMP_EQ, mark, stream);   \
+        nvshmemx_getmem_on_stream(dst, buf2, 8, me, stream);                                 \
+        status = stream_sync(stream);                                                        \
+        copy_out(host, dst, 8);                                                              \
+        bad = mismatches(host, 8, prev);                                                     \
+        CHECK("wait_until_on_stream_" #NAME, status == 0 && bad == 0,                        \
+              "status %d, %zu of 8 bytes from PE %d differ", status, bad, prev);             \
+    } while (0);
+    NIIN_FOR_EACH_WAIT_TYPE(WAIT_CHECK)
+#undef WAIT_CHECK
 #undef SIZED_CHECK
 #undef TYPED_CHECK
 #undef SIGNAL_CHECK

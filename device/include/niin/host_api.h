@@ -181,6 +181,13 @@ NIIN_FOR_EACH_RMA_TYPE_PLAIN(NIIN_DECLARE_TYPED_STREAM_RMA)
 NIIN_FOR_EACH_RMA_TYPE_FP16(NIIN_DECLARE_TYPED_STREAM_RMA)
 #endif
 NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_SIZED_STREAM_RMA)
+/* Waits of the 14 wait types: the stream's later operations run once this PE's `ivar`
+ * satisfies `ivar <cmp> cmp_value`. */
+#define NIIN_DECLARE_WAIT_ON_STREAM(NAME, TYPE)                                        \
+    void nvshmemx_##NAME##_wait_until_on_stream(TYPE *ivar, int cmp, TYPE cmp_value, \
+                                                cudaStream_t cstream);
+NIIN_FOR_EACH_WAIT_TYPE(NIIN_DECLARE_WAIT_ON_STREAM)
+#undef NIIN_DECLARE_WAIT_ON_STREAM
 #undef NIIN_DECLARE_SIZED_STREAM_RMA
 #undef NIIN_DECLARE_TYPED_STREAM_RMA
 #undef NIIN_DECLARE_STREAM_RMA

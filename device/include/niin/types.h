@@ -252,35 +252,46 @@ typedef enum { NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10 } nvshmemx_signal
  * expands the list without them (plain C) expands NIIN_FOR_EACH_RMA_TYPE_PLAIN only.
  */
 #define NIIN_FOR_EACH_RMA_TYPE(X) NIIN_FOR_EACH_RMA_TYPE_FP16(X) NIIN_FOR_EACH_RMA_TYPE_PLAIN(X)
-/* The list's first two rows, whose types come from CUDA's headers... */
-#define NIIN_FOR_EACH_RMA_TYPE_FP16(X) \
-    X(bfloat16, __nv_bfloat16)         \
-    X(half, half)
-/* ... and the other 23, which every C compiler has. */
-#define NIIN_FOR_EACH_RMA_TYPE_PLAIN(X) \
-    X(float, float)                   \
-    X(double, double)                 \
-    X(char, char)                     \
-    X(short, short)                   \
-    X(schar, signed char)             \
-    X(int, int)                       \
-    X(long, long)                     \
-    X(longlong, long long)            \
-    X(uchar, unsigned char)           \
-    X(ushort, unsigned short)         \
-    X(uint, unsigned int)             \
-    X(ulong, unsigned long)           \
-    X(ulonglong, unsigned long long)  \
-    X(int8, int8_t)                   \
-    X(int16, int16_t)                 \
-    X(int32, int32_t)                 \
-    X(int64, int64_t)                 \
-    X(uint8, uint8_t)                 \
-    X(uint16, uint16_t)               \
-    X(uint32, uint32_t)               \
-    X(uint64, uint64_t)               \
-    X(size, size_t)                   \
-    X(ptrdiff, ptrdiff_t)
+/* The list's first two rows, whose types come from CUDA's headers, and the other 23, which
+ * every C compiler has. */
+#define NIIN_FOR_EACH_RMA_TYPE_FP16(X) NIIN_RMA_TABLE_FP16(NIIN_ROW_EVERY, X)
+#define NIIN_FOR_EACH_RMA_TYPE_PLAIN(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_EVERY, X)
+/* NIIN_FOR_EACH_WAIT_TYPE(X): NVSHMEM's 14 wait types (NVSHMEMI_REPT_FOR_WAIT_TYPES), the
+ * rows marked WAIT = 1 (niin-api's rows marked `wait`). */
+#define NIIN_FOR_EACH_WAIT_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_WAIT, X)
+
+/* The table: ROW(X, NAME, TYPE, WAIT) per type. */
+#define NIIN_RMA_TABLE_FP16(ROW, X)       \
+    ROW(X, bfloat16, __nv_bfloat16, 0)    \
+    ROW(X, half, half, 0)
+#define NIIN_RMA_TABLE_PLAIN(ROW, X)          \
+    ROW(X, float, float, 0)                   \
+    ROW(X, double, double, 0)                 \
+    ROW(X, char, char, 0)                     \
+    ROW(X, short, short, 1)                   \
+    ROW(X, schar, signed char, 0)             \
+    ROW(X, int, int, 1)                       \
+    ROW(X, long, long, 1)                     \
+    ROW(X, longlong, long long, 1)            \
+    ROW(X, uchar, unsigned char, 0)           \
+    ROW(X, ushort, unsigned short, 1)         \
+    ROW(X, uint, unsigned int, 1)             \
+    ROW(X, ulong, unsigned long, 1)           \
+    ROW(X, ulonglong, unsigned long long, 1)  \
+    ROW(X, int8, int8_t, 0)                   \
+    ROW(X, int16, int16_t, 0)                 \
+    ROW(X, int32, int32_t, 1)                 \
+    ROW(X, int64, int64_t, 1)                 \
+    ROW(X, uint8, uint8_t, 0)                 \
+    ROW(X, uint16, uint16_t, 0)               \
+    ROW(X, uint32, uint32_t, 1)               \
+    ROW(X, uint64, uint64_t, 1)               \
+    ROW(X, size, size_t, 1)                   \
+    ROW(X, ptrdiff, ptrdiff_t, 1)
+#define NIIN_ROW_EVERY(X, NAME, TYPE, WAIT) X(NAME, TYPE)
+#define NIIN_ROW_WAIT(X, NAME, TYPE, WAIT) NIIN_ROW_IF_##WAIT(X(NAME, TYPE))
+#define NIIN_ROW_IF_1(row) row
+#define NIIN_ROW_IF_0(row)
 
 /* NIIN_FOR_EACH_RMA_SIZE(X) expands X(BITS, TYPE) for the sized forms nvshmem_put<BITS>,
  * nvshmem_get<BITS>, ...: TYPE is the element moved (int4, CUDA's 16-byte vector, for 128). */
