@@ -548,9 +548,9 @@ struct Group {
     key: (c_int, c_uint, c_uint),
     /// Dropped before `storage`, which it points into.
     dev_comm: Option<DevComm>,
-    /// Why this group goes without a device communicator: NCCL refused one in a one-PE
-    /// world (see [`one_pe_without_dev_comm`]). Its modules are set up with none.
-    without: Option<String>,
+    /// NCCL refused a device communicator in a one-PE world (see
+    /// [`one_pe_without_dev_comm`]): the group's modules are set up with none.
+    without: bool,
     storage: Box<DevCommStorage>,
 }
 
@@ -761,7 +761,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
             att.groups.push(Group {
                 key,
                 dev_comm: None,
-                without: None,
+                without: false,
                 storage: Box::new(DevCommStorage([0; DEV_COMM_CAPACITY])),
             });
             att.groups.len() - 1
@@ -771,7 +771,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
     let group = &mut att.groups[index];
     let storage = group.storage.0.as_mut_ptr().cast::<c_void>();
     let mut err = [0u8; 1024];
-    if group.dev_comm.is_none() && group.without.is_none() {
+    if group.dev_comm.is_none() && !group.without {
         let rc = att
             .parts
             .with_comm_locked(|_| {
@@ -793,8 +793,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
         let one_pe =
             one_pe_without_dev_comm(att.info.n_pes, att.info.lsa_size, att.info.gin_wanted);
         if rc != 0 && one_pe {
-            group.without = Some(hook_message(&err));
-            group.storage.0.fill(0);
+            group.without = true;
         } else if rc != 0 {
             return Err(FfiError::Os(format!(
                 "CUDA module {} could not create its NCCL device communicator: {}",
@@ -809,7 +808,7 @@ fn set_up(att: &mut Attached, m: &mut Module) -> FfiResult<()> {
             group.dev_comm = Some(adopted.map_err(|e| FfiError::Os(e.to_string()))?);
         }
     }
-    let dev_comm: *const c_void = if group.without.is_some() {
+    let dev_comm: *const c_void = if group.without {
         std::ptr::null()
     } else {
         storage

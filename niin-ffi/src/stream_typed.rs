@@ -92,19 +92,20 @@ fn g_elem<T: RmaType>(source: *const c_void, pe: c_int, cstrm: CudaStream) -> Ff
     })
 }
 
-/// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op><nbi>_on_stream`,
-/// `sized <bits>` gives `nvshmemx_<op><bits><nbi>_on_stream` (`op`: `put`, `get`, ...;
-/// for the sized forms the size goes between the operation and `_nbi`).
+/// The C name of an entry: `typed <name>` gives `nvshmemx_<name>_<op><tail><nbi>_on_stream`,
+/// `sized <bits>` gives `nvshmemx_<op><bits><tail><nbi>_on_stream` (`op`: `put`, `get`, ...;
+/// `tail` `""` or `"_signal"`; for the sized forms the size follows the operation).
 macro_rules! c_name {
-    (typed $name:ident, $op:literal, $nbi:literal) => {
-        c_name!(typed $name, $op, "", $nbi)
-    };
-    (sized $bits:literal, $op:literal, $nbi:literal) => {
-        c_name!(sized $bits, $op, "", $nbi)
-    };
-    // `$tail` follows the operation: `put` + `_signal` is `<name>_put_signal` or `put8_signal`.
     (typed $name:ident, $op:literal, $tail:literal, $nbi:literal) => {
-        concat!("nvshmemx_", stringify!($name), "_", $op, $tail, $nbi, "_on_stream")
+        concat!(
+            "nvshmemx_",
+            stringify!($name),
+            "_",
+            $op,
+            $tail,
+            $nbi,
+            "_on_stream"
+        )
     };
     (sized $bits:literal, $op:literal, $tail:literal, $nbi:literal) => {
         concat!("nvshmemx_", $op, $bits, $tail, $nbi, "_on_stream")
@@ -115,14 +116,14 @@ macro_rules! c_name {
 /// form that does it.
 macro_rules! stream_rma_entry {
     ($kind:ident $n:tt, $t:ty, $fn:ident, $op:literal, $nbi:literal, $mem:ident, $what:literal) => {
-        #[doc = concat!("`", c_name!($kind $n, $op, $nbi), "`: enqueues ", $what, " of `nelems` `",
+        #[doc = concat!("`", c_name!($kind $n, $op, "", $nbi), "`: enqueues ", $what, " of `nelems` `",
                         stringify!($t), "` elements (the `mem` form's checks and ordering).")]
         ///
         /// # Safety
         /// The local buffer (`source` of a put, `dest` of a get) must stay valid for
         /// `nelems` elements, and a get's `dest` otherwise unaccessed, until the stream has
         /// run the operation.
-        #[unsafe(export_name = c_name!($kind $n, $op, $nbi))]
+        #[unsafe(export_name = c_name!($kind $n, $op, "", $nbi))]
         pub unsafe extern "C" fn $fn(
             dest: *mut $t,
             source: *const $t,
@@ -130,7 +131,7 @@ macro_rules! stream_rma_entry {
             pe: c_int,
             cstrm: CudaStream,
         ) {
-            value_call(c_name!($kind $n, $op, $nbi), (), || {
+            value_call(c_name!($kind $n, $op, "", $nbi), (), || {
                 // SAFETY: this entry's contract.
                 unsafe {
                     elems($mem, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe, cstrm)
@@ -205,21 +206,21 @@ macro_rules! typed_modules {
             use super::*;
             stream_rma_entries!(typed $name, $t);
 
-            #[doc = concat!("`", c_name!(typed $name, "p", ""), "`: enqueues the store of `value` \
+            #[doc = concat!("`", c_name!(typed $name, "p", "", ""), "`: enqueues the store of `value` \
                              into the symmetric `dest` on `pe` (the value is taken now).")]
-            #[unsafe(export_name = c_name!(typed $name, "p", ""))]
+            #[unsafe(export_name = c_name!(typed $name, "p", "", ""))]
             pub extern "C" fn p_on_stream(dest: *mut $t, value: $t, pe: c_int, cstrm: CudaStream) {
-                value_call(c_name!(typed $name, "p", ""), (), || {
+                value_call(c_name!(typed $name, "p", "", ""), (), || {
                     p_elem::<$t>(dest.cast(), value, pe, cstrm)
                 })
             }
 
-            #[doc = concat!("`", c_name!(typed $name, "g", ""), "`: the element at the symmetric \
+            #[doc = concat!("`", c_name!(typed $name, "g", "", ""), "`: the element at the symmetric \
                              `source` on `pe` once the stream's earlier work has run \
                              (synchronous); zero after a `NIIN:` line on error.")]
-            #[unsafe(export_name = c_name!(typed $name, "g", ""))]
+            #[unsafe(export_name = c_name!(typed $name, "g", "", ""))]
             pub extern "C" fn g_on_stream(source: *const $t, pe: c_int, cstrm: CudaStream) -> $t {
-                value_call(c_name!(typed $name, "g", ""), <$t>::default(), || {
+                value_call(c_name!(typed $name, "g", "", ""), <$t>::default(), || {
                     g_elem::<$t>(source.cast(), pe, cstrm)
                 })
             }
@@ -260,12 +261,12 @@ macro_rules! wait_entries {
 
 macro_rules! impl_wait_entry {
     ($name:ident, $t:ty) => {
-        #[doc = concat!("`", c_name!(typed $name, "wait_until", ""), "`: enqueues a wait: the \
+        #[doc = concat!("`", c_name!(typed $name, "wait_until", "", ""), "`: enqueues a wait: the \
                          stream's later operations run once this PE's symmetric `ivar` \
                          satisfies `ivar <cmp> cmp_value` (`cmp` an `NVSHMEM_CMP_*` value).")]
-        #[unsafe(export_name = c_name!(typed $name, "wait_until", ""))]
+        #[unsafe(export_name = c_name!(typed $name, "wait_until", "", ""))]
         pub extern "C" fn $name(ivar: *mut $t, cmp: c_int, cmp_value: $t, cstrm: CudaStream) {
-            value_call(c_name!(typed $name, "wait_until", ""), (), || {
+            value_call(c_name!(typed $name, "wait_until", "", ""), (), || {
                 wait_elem::<$t>(ivar.cast(), cmp, cmp_value, cstrm)
             })
         }

@@ -169,9 +169,10 @@ __device__ __forceinline__ bool in_heap(const niin_device_context &c, const void
            static_cast<size_t>(q - c.heap_base) <= c.heap_size - bytes;
 }
 
-/* Whether `pe` is in this PE's LSA team (self included). */
-__device__ __forceinline__ bool is_lsa_peer(const niin_device_context &c, int pe) {
-    return static_cast<unsigned>(pe - (c.my_pe - c.lsa_rank)) < static_cast<unsigned>(c.lsa_size);
+/* The index of `pe` in this PE's LSA team (self included): below lsa_size for a member,
+ * lsa_size or more (unsigned) for any other PE. */
+__device__ __forceinline__ unsigned int lsa_index(const niin_device_context &c, int pe) {
+    return static_cast<unsigned int>(pe - (ctx_read(c.my_pe) - ctx_read(c.lsa_rank)));
 }
 
 /* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
@@ -179,8 +180,7 @@ __device__ __forceinline__ bool is_lsa_peer(const niin_device_context &c, int pe
  * compare and one load of the peer's offset), nullptr for a PE that only GIN reaches. */
 __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const void *sym,
                                              int pe) {
-    const unsigned int index =
-        static_cast<unsigned int>(pe - (ctx_read(c.my_pe) - ctx_read(c.lsa_rank)));
+    const unsigned int index = lsa_index(c, pe);
     if (index >= static_cast<unsigned int>(ctx_read(c.lsa_size))) return nullptr;
     const long long delta = __ldg(ctx_read(c.lsa_delta) + index);
     return const_cast<char *>(static_cast<const char *>(sym)) + delta;

@@ -248,6 +248,13 @@ int niin_module_write(const niin_device_context *value, long long *table, char *
     return 0;
 }
 
+/* Zeroes this TU's context (its kernels then find none). */
+int niin_module_clear(char *err, size_t errlen) {
+    niin_device_context none;
+    memset(static_cast<void *>(&none), 0, sizeof none);
+    return niin_module_write(&none, nullptr, err, errlen);
+}
+
 int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size_t capacity,
                                 char *err, size_t errlen) {
     typedef ncclResult_t (*create_fn)(ncclComm_t, const ncclDevCommRequirements_t *,
@@ -380,10 +387,8 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
                               "+ a per-peer distance",
                               bad - 1, static_cast<long long>(ctx.my_pe - ctx.lsa_rank) + bad - 1);
     if (rc != 0) {
-        niin_device_context none;
-        memset(static_cast<void *>(&none), 0, sizeof none);
         char ignored[8];
-        (void)niin_module_write(&none, nullptr, ignored, sizeof ignored);
+        (void)niin_module_clear(ignored, sizeof ignored);
         if (table != nullptr) cudaFree(table);
         return rc;
     }
@@ -397,9 +402,7 @@ int niin_module_teardown(const niin_host_info *info, char *err, size_t errlen) {
     if (info == nullptr) return niin_module_fail(err, errlen, "teardown called without info");
     int rc = niin_module_use_device(info, err, errlen);
     if (rc != 0) return rc;
-    niin_device_context none;
-    memset(static_cast<void *>(&none), 0, sizeof none);
-    rc = niin_module_write(&none, nullptr, err, errlen);
+    rc = niin_module_clear(err, errlen);
     cudaError_t e = niin_module_lsa_table != nullptr ? cudaFree(niin_module_lsa_table) : cudaSuccess;
     niin_module_lsa_table = nullptr;
     niin_module_is_set_up = false;
