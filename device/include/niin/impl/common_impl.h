@@ -148,11 +148,25 @@ __device__ __forceinline__ T ctx_read(const T &field) {
     return v;
 }
 
-/* This module's context; a call before nvshmem_init filled it is a usage error. */
-__device__ __forceinline__ const niin_device_context &context(const char *fn) {
-    if (ctx_read(niin_ctx_value.n_pes) <= 0)
+/* A call before nvshmem_init filled this module's context is a usage error. */
+__device__ __forceinline__ void require_init(const char *fn, const niin_device_context &c) {
+    if (ctx_read(c.n_pes) <= 0)
         usage_error(fn,
                     "called before nvshmem_init (this CUDA module's device context is not set)");
+}
+
+/* This module's context, checked (require_init). */
+__device__ __forceinline__ const niin_device_context &context(const char *fn) {
+    require_init(fn, niin_ctx_value);
+    return niin_ctx_value;
+}
+
+/* This module's context, unchecked: for the transfers, which look up the target with
+ * lsa_address first and check in their other path. An unset context is all zeros, so its
+ * LSA team is empty and every target takes that path (gin_put, gin_get, p_remote and g's
+ * calls require_init there). One global load and a branch less before a transfer's entry
+ * synchronization than context(). */
+__device__ __forceinline__ const niin_device_context &context_for_transfer() {
     return niin_ctx_value;
 }
 
@@ -180,9 +194,12 @@ __device__ __forceinline__ unsigned int lsa_index(const niin_device_context &c, 
  * compare and one load of the peer's offset), nullptr for a PE that only GIN reaches. */
 __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const void *sym,
                                              int pe) {
+    /* The table's address is read before the compare, so that its load is issued with the
+     * others and the lookup waits for two loads in a row, not three. */
+    const long long *table = ctx_read(c.lsa_delta);
     const unsigned int index = lsa_index(c, pe);
     if (index >= static_cast<unsigned int>(ctx_read(c.lsa_size))) return nullptr;
-    const long long delta = __ldg(ctx_read(c.lsa_delta) + index);
+    const long long delta = __ldg(table + index);
     return const_cast<char *>(static_cast<const char *>(sym)) + delta;
 }
 

@@ -121,9 +121,14 @@ __device__ __noinline__ void coop_copy(Coop coop, void *dst, const void *src, si
  * loop's 0.30). Other transfers (unaligned, non-global memory, a single thread) call
  * coop_copy. */
 
-/* Words each thread loads before its stores in the fast path's main loop. Measured with
- * 1, 2 and 4 (putmem_block, 132 x 1024, H200): 1 loses 10-15% once the buffer leaves L2
- * (32 MiB and up), 4 is best there and within noise of 2 below. */
+/* Words each thread loads before its stores in the fast path's main loop. A thread enters
+ * that loop only when the transfer reaches 2 x kFastUnroll of the group's steps past its
+ * first word (it then has 8 words or more); otherwise it runs the plain loop (one word in
+ * flight). Measured on an H200 (putmem_block, 132 x 1024, 3 runs each,
+ * README "The device API"): with the 4-word loop for every thread that had 4 words, 8 MiB
+ * (~4 words a thread) lost 7 % to the plain loop; with the plain loop everywhere, 32 MiB
+ * lost 17 % (with default-policy stores: the source then comes from L2 and HBM, and one
+ * load in flight is too few). */
 constexpr int kFastUnroll = 4;
 
 /* Whether a scope takes the inline fast path: the cooperative ones (a single thread's
@@ -143,10 +148,12 @@ __device__ __forceinline__ bool fast_copy_fits(const void *dst, const void *src,
 }
 
 /* One thread's share of a fast-path copy, as addresses: its first source and destination
- * word, the step between its words (the group's size times 16 bytes) and the source's end.
- * (Integers, not pointers: a thread's first word may lie past the end.) */
+ * word, the step between its words (the group's size times 16 bytes), the source's end, and
+ * whether it has words enough for the unrolled loop (kFastUnroll). (Integers, not
+ * pointers: a thread's first word may lie past the end.) */
 struct FastCopy {
     uintptr_t src, dst, end, step;
+    bool unroll;
 };
 
 template <typename Coop>
@@ -154,15 +161,25 @@ __device__ __forceinline__ FastCopy plan_fast_copy(Coop coop, void *dst, const v
                                                    size_t bytes) {
     const uintptr_t first = static_cast<uintptr_t>(coop.thread_rank()) * 16;
     const uintptr_t s = reinterpret_cast<uintptr_t>(src);
-    return FastCopy{s + first, reinterpret_cast<uintptr_t>(dst) + first, s + bytes,
-                    static_cast<uintptr_t>(coop.size()) * 16};
+    const uintptr_t step = static_cast<uintptr_t>(coop.size()) * 16;
+    return FastCopy{s + first, reinterpret_cast<uintptr_t>(dst) + first, s + bytes, step,
+                    first + 2 * kFastUnroll * step <= bytes};
 }
 
-/* Global load and store of one word: ld.global / st.global, weak, default cache policy --
- * what a plain access through a pointer the compiler knows to be global becomes. (Written
- * in PTX: the CUDA intrinsics of the same name are strong accesses, and nvcc does not
- * derive the address space from __builtin_assume(__isGlobal(p)).) The memory clobber keeps
- * them in their place between the group's synchronizations. */
+/* Global load and store of one word: ld.global, weak, the default cache policy (what a
+ * plain access through a pointer the compiler knows to be global becomes), and
+ * st.global.L1::evict_first, weak. (Written in PTX: the CUDA intrinsics of the same name
+ * are strong accesses, and nvcc does not derive the address space from
+ * __builtin_assume(__isGlobal(p)).) The memory clobber keeps them in their place between
+ * the group's synchronizations.
+ *
+ * Evict-first: the SM does not read the destination back (a peer's memory, or a local
+ * buffer the caller reads later), so its lines are the first to leave this SM's L1 and do
+ * not push out lines the SM reuses -- such as a source it sends again. Measured on an H200
+ * against the default policy (putmem_block of one buffer, 132 x 1024, 3 runs each; the
+ * noise is +-2-3 %): 4-8 MiB +2 %, 16 MiB +10 %, 32 MiB 1.7x (each SM's share of the
+ * source then stays in its L1 from one round to the next), 64 MiB +2 %, 128 MiB -1 %.
+ * L1::no_allocate did as well from 16 MiB up but lost 8 % at 4-8 MiB. */
 __device__ __forceinline__ uint4 load_global(uintptr_t a) {
     uint4 v;
     asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -172,23 +189,28 @@ __device__ __forceinline__ uint4 load_global(uintptr_t a) {
     return v;
 }
 __device__ __forceinline__ void store_global(uintptr_t a, uint4 v) {
-    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
+    asm volatile("st.global.L1::evict_first.v4.u32 [%0], {%1, %2, %3, %4};"
                  :
                  : "l"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                  : "memory");
 }
 
+/* The loop itself. A thread without words enough for the unrolled loop (at 1 MiB over
+ * 132 x 1024 threads, every one) takes the plain loop first thing: measured on an H200,
+ * testing for the unrolled loop first cost 7 % at 1 MiB (3 runs each). */
 __device__ __forceinline__ void run_fast_copy(FastCopy f) {
     uintptr_t s = f.src, d = f.dst;
-    if (kFastUnroll > 1) {
-        const uintptr_t span = (kFastUnroll - 1) * f.step;
-        for (; s + span < f.end; s += kFastUnroll * f.step, d += kFastUnroll * f.step) {
-            uint4 v[kFastUnroll];
+    if (!f.unroll) {
+        for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
+        return;
+    }
+    const uintptr_t span = (kFastUnroll - 1) * f.step;
+    for (; s + span < f.end; s += kFastUnroll * f.step, d += kFastUnroll * f.step) {
+        uint4 v[kFastUnroll];
 #pragma unroll
-            for (int u = 0; u < kFastUnroll; ++u) v[u] = load_global(s + u * f.step);
+        for (int u = 0; u < kFastUnroll; ++u) v[u] = load_global(s + u * f.step);
 #pragma unroll
-            for (int u = 0; u < kFastUnroll; ++u) store_global(d + u * f.step, v[u]);
-        }
+        for (int u = 0; u < kFastUnroll; ++u) store_global(d + u * f.step, v[u]);
     }
     for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
 }

@@ -53,6 +53,7 @@ __device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_devic
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     const niin_device_context &c = *cp;
+    require_init(fn, c);
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN
@@ -80,6 +81,7 @@ __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_devic
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     const niin_device_context &c = *cp;
+    require_init(fn, c);
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN_GET
@@ -110,7 +112,7 @@ __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_devic
 template <typename Coop>
 __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
-    const niin_device_context &c = context(fn);
+    const niin_device_context &c = context_for_transfer();
     char *d = lsa_address(c, dest, pe);
     if (fast_transfer(coop, d, source, bytes)) return;
     coop.sync();
@@ -125,7 +127,7 @@ __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const
 template <typename Coop>
 __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
-    const niin_device_context &c = context(fn);
+    const niin_device_context &c = context_for_transfer();
     const char *s = lsa_address(c, source, pe);
     if (fast_transfer(coop, dest, s, bytes)) return;
     coop.sync();
@@ -141,6 +143,7 @@ template <typename U>
 __device__ __noinline__ void p_remote(const char *fn, const niin_device_context *cp, void *dest,
                                       U bits, int pe) {
     const niin_device_context &c = *cp;
+    require_init(fn, c);
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
 #if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
@@ -158,7 +161,7 @@ __device__ __noinline__ void p_remote(const char *fn, const niin_device_context 
 template <typename T>
 __device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
-    const niin_device_context &c = context(fn);
+    const niin_device_context &c = context_for_transfer();
     char *d = lsa_address(c, dest, pe);
     if (d != nullptr)
         *reinterpret_cast<volatile U *>(d) = bits_of(value);
@@ -170,9 +173,10 @@ __device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
 template <typename T>
 __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
-    const niin_device_context &c = context(fn);
+    const niin_device_context &c = context_for_transfer();
     const char *s = lsa_address(c, source, pe);
     if (s != nullptr) return from_bits<T>(*reinterpret_cast<const volatile U *>(s));
+    require_init(fn, c);
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
     return not_implemented_value<T>(fn, kNoScalarGet);
 }
