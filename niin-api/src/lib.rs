@@ -51,6 +51,7 @@ pub use config::{TransportKind, WorldConfig};
 pub use error::{Error, Result};
 pub use niin_teams::{TeamConfig, TeamId};
 pub use niin_transport::{Cmp, SignalOp};
+pub use ordered::strided_span;
 pub use spmd::{JobPlace, run_in_process};
 pub use stream::Stream;
 pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, RmaType, WaitType};

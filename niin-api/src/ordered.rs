@@ -22,6 +22,17 @@ pub(crate) fn wait_kind<T: WaitType>() -> WaitKind {
     }
 }
 
+/// How many elements `nelems` elements at `stride` span, from the first to the last
+/// (both included): what a strided operand (`iput`, `iget`) must hold. `None` where that
+/// overflows `usize`.
+pub fn strided_span(nelems: usize, stride: usize) -> Option<usize> {
+    if nelems == 0 {
+        Some(0)
+    } else {
+        (nelems - 1).checked_mul(stride)?.checked_add(1)
+    }
+}
+
 /// A local operand: a pointer to `len` elements of `T` in this process.
 #[derive(Clone, Copy)]
 pub(crate) struct Local<T> {
@@ -110,13 +121,7 @@ impl World {
                 "strides must be at least 1 (dst {dst_stride}, src {src_stride})"
             )));
         }
-        let need = |stride: usize| {
-            if nelems == 0 {
-                Some(0)
-            } else {
-                (nelems - 1).checked_mul(stride)?.checked_add(1)
-            }
-        };
+        let need = |stride: usize| strided_span(nelems, stride);
         match (need(dst_stride), need(src_stride)) {
             (Some(d), Some(s)) if d <= dst_len && s <= src_len => {}
             (dn, sn) => {
@@ -407,5 +412,19 @@ impl World {
     pub(crate) fn quiet_in(&self, order: Order) -> Result<()> {
         self.check_live()?;
         self.transport_result(self.inner.transport.quiet(order))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strided_span;
+
+    #[test]
+    fn strided_spans_count_first_to_last() {
+        assert_eq!(strided_span(0, 5), Some(0));
+        assert_eq!(strided_span(1, 5), Some(1));
+        assert_eq!(strided_span(3, 2), Some(5));
+        assert_eq!(strided_span(4, 1), Some(4));
+        assert_eq!(strided_span(3, usize::MAX / 2 + 1), None);
     }
 }

@@ -16,7 +16,7 @@ use niin_transport::{Cmp, Order, SignalOp, StreamHandle, SymAddr, Transport};
 
 use crate::buffer::SymSlice;
 use crate::error::{Error, Result};
-use crate::ordered::Local;
+use crate::ordered::{Local, strided_span};
 use crate::types::{RmaType, WaitType};
 use crate::world::World;
 
@@ -240,6 +240,66 @@ impl Stream<'_> {
             self.world.iget_in(
                 self.order(),
                 (dst, dst_stride),
+                (src, src_stride),
+                nelems,
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a strided put from local memory at `src` (host or, on a GPU transport,
+    /// device memory): as [`Stream::iput`] with a raw source, for
+    /// `nvshmemx_<T>_iput_on_stream`.
+    ///
+    /// # Safety
+    /// The `(nelems - 1) * src_stride + 1` elements at `src` (none for `nelems == 0`) must
+    /// stay readable until the stream has run the put.
+    pub unsafe fn iput_from<T: RmaType>(
+        &self,
+        (dst, dst_stride): (SymSlice<T>, usize),
+        (src, src_stride): (*const T, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // A span that overflows is refused by the stride check, which sees it as `None`.
+        let len = strided_span(nelems, src_stride).unwrap_or(usize::MAX);
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.world.iput_in(
+                self.order(),
+                (dst, dst_stride),
+                (Local { ptr: src, len }, src_stride),
+                nelems,
+                pe,
+            )
+        }
+    }
+
+    /// Enqueues a strided get into local memory at `dst`: as [`Stream::iget`] with a raw
+    /// destination, for `nvshmemx_<T>_iget_on_stream`.
+    ///
+    /// # Safety
+    /// The `(nelems - 1) * dst_stride + 1` elements at `dst` must stay writable, and not
+    /// otherwise accessed, until the stream has run the get.
+    pub unsafe fn iget_into<T: RmaType>(
+        &self,
+        (dst, dst_stride): (*mut T, usize),
+        (src, src_stride): (SymSlice<T>, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        let len = strided_span(nelems, dst_stride).unwrap_or(usize::MAX);
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.world.iget_in(
+                self.order(),
+                (
+                    Local {
+                        ptr: dst.cast_const(),
+                        len,
+                    },
+                    dst_stride,
+                ),
                 (src, src_stride),
                 nelems,
                 pe,

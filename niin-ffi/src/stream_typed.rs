@@ -2,7 +2,8 @@
 //!
 //! - for the 25 standard RMA types (one module per type name, generated from
 //!   [`for_each_nvshmem_type!`](niin_api::for_each_nvshmem_type)):
-//!   `nvshmemx_<T>_{put,get,put_signal}[_nbi]_on_stream` and `nvshmemx_<T>_{p,g}_on_stream`;
+//!   `nvshmemx_<T>_{put,get,put_signal}[_nbi]_on_stream`, `nvshmemx_<T>_{iput,iget}_on_stream`
+//!   and `nvshmemx_<T>_{p,g}_on_stream`;
 //! - for 8 ... 128 bits: `nvshmemx_{put,get}<BITS>[_nbi]_on_stream` and
 //!   `nvshmemx_put<BITS>_signal[_nbi]_on_stream`;
 //! - for the 14 wait types: `nvshmemx_<T>_wait_until_on_stream` (module [`wait_until`]).
@@ -11,7 +12,9 @@
 //! ([`nvshmemx_putmem_on_stream`](crate::nvshmemx_putmem_on_stream), ...) of `nelems`
 //! elements: the same checks, the same enqueueing, `nelems * size` bytes; a count whose
 //! byte size does not fit in `size_t` is an error naming both numbers. As for the `mem`
-//! forms, the `_nbi` forms are the blocking ones (stream-ordered either way). `p` captures
+//! forms, the `_nbi` forms are the blocking ones (stream-ordered either way). The strided
+//! forms take NVSHMEM's `ptrdiff_t` strides in elements; a stride below 1 is an error
+//! naming it, and the symmetric operand must hold every element the strides reach. `p` captures
 //! the value at the call; `g` is synchronous, as NVSHMEM's: it returns the element once
 //! the stream's earlier work has run. `p`, `g` and the wait need `T`'s natural alignment.
 
@@ -55,20 +58,116 @@ unsafe fn elems(
     unsafe { mem(dest, source, bytes, pe, cstrm) }
 }
 
-/// The one-element symmetric view of `ptr` (argument `what`), aligned for `T`.
-fn element<T: RmaType>(
+/// The symmetric view of the `len` elements at `ptr` (argument `what`), aligned for `T`.
+fn elements<T: RmaType>(
     w: &World,
     ptr: *const c_void,
+    len: usize,
     what: &'static str,
 ) -> FfiResult<SymSlice<T>> {
-    let bytes = convert::sym(w, ptr, size_of::<T>(), what)?;
+    let bytes = convert::sym(w, ptr, bytes_of(len, size_of::<T>())?, what)?;
     if (ptr as usize) % align_of::<T>() != 0 {
         return Err(FfiError::BadArgument(format!(
             "{what} {ptr:p} is not aligned for its {}-byte elements",
             align_of::<T>()
         )));
     }
-    Ok(SymSlice::from_raw_parts(w, bytes.offset(), 1))
+    Ok(SymSlice::from_raw_parts(w, bytes.offset(), len))
+}
+
+/// The one-element symmetric view of `ptr` (argument `what`), aligned for `T`.
+fn element<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    elements(w, ptr, 1, what)
+}
+
+/// A stride of a strided call (`dst` or `sst`, in elements): at least 1.
+fn stride(value: isize, what: &'static str) -> FfiResult<usize> {
+    match usize::try_from(value) {
+        Ok(s) if s > 0 => Ok(s),
+        _ => Err(FfiError::BadArgument(format!(
+            "{what} stride {value} must be at least 1 element"
+        ))),
+    }
+}
+
+/// The symmetric operand of a strided call: the elements `nelems` elements at `stride`
+/// span from `ptr` (argument `what`).
+fn strided_elements<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    stride: usize,
+    nelems: usize,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    let span = niin_api::strided_span(nelems, stride).ok_or_else(|| {
+        FfiError::BadArgument(format!(
+            "{nelems} elements at stride {stride} span more elements than size_t holds"
+        ))
+    })?;
+    elements(w, ptr, span, what)
+}
+
+/// A local operand of a strided call: not null unless nothing moves.
+fn local_operand<P>(ptr: *const P, nelems: usize, what: &'static str) -> FfiResult<()> {
+    if ptr.is_null() && nelems > 0 {
+        return Err(FfiError::Null(what));
+    }
+    Ok(())
+}
+
+/// Enqueues the strided put of `nelems` elements from local `source` (stride `sst`) to the
+/// symmetric `dest` (stride `dst`) on `pe`.
+///
+/// # Safety
+/// The elements of `source` the put reads must stay readable until the stream has run it.
+#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+unsafe fn iput_elems<T: RmaType>(
+    dest: *mut T,
+    source: *const T,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    pe: c_int,
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    on_stream(cstrm, |w, s| {
+        let pe = convert::pe(w, pe)?;
+        let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
+        let dest = strided_elements::<T>(w, dest.cast_const().cast(), dst, nelems, "dest")?;
+        local_operand(source, nelems, "source")?;
+        // SAFETY: this function's contract.
+        Ok(unsafe { s.iput_from((dest, dst), (source, sst), nelems, pe) }?)
+    })
+}
+
+/// Enqueues the strided get of `nelems` elements from the symmetric `source` (stride `sst`)
+/// on `pe` into local `dest` (stride `dst`).
+///
+/// # Safety
+/// The elements of `dest` the get writes must stay writable, and not otherwise accessed,
+/// until the stream has run it.
+#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+unsafe fn iget_elems<T: RmaType>(
+    dest: *mut T,
+    source: *const T,
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    pe: c_int,
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    on_stream(cstrm, |w, s| {
+        let pe = convert::pe(w, pe)?;
+        let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
+        let source = strided_elements::<T>(w, source.cast(), sst, nelems, "source")?;
+        local_operand(dest, nelems, "dest")?;
+        // SAFETY: this function's contract.
+        Ok(unsafe { s.iget_into((dest, dst), (source, sst), nelems, pe) }?)
+    })
 }
 
 /// Enqueues the store of `value` into the symmetric `dest` on `pe`.
@@ -197,10 +296,39 @@ macro_rules! stream_rma_entries {
     };
 }
 
+/// One strided entry point (`$op` `iput` or `iget`, done by `$elems`).
+macro_rules! stream_strided_entry {
+    ($name:ident, $t:ty, $fn:ident, $op:literal, $elems:ident, $what:literal) => {
+        #[doc = concat!("`", c_name!(typed $name, $op, "", ""), "`: enqueues ", $what,
+                        " on `pe`: element `i` at `dest + i * dst` from `source + i * sst` \
+                         (strides in elements, at least 1), `i` below `nelems`.")]
+        ///
+        /// # Safety
+        /// The local operand must stay valid for the elements the operation touches, and a
+        /// get's otherwise unaccessed, until the stream has run it.
+        #[unsafe(export_name = c_name!(typed $name, $op, "", ""))]
+        #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
+        pub unsafe extern "C" fn $fn(
+            dest: *mut $t,
+            source: *const $t,
+            dst: isize,
+            sst: isize,
+            nelems: usize,
+            pe: c_int,
+            cstrm: CudaStream,
+        ) {
+            value_call(c_name!(typed $name, $op, "", ""), (), || {
+                // SAFETY: this entry's contract.
+                unsafe { $elems::<$t>(dest, source, dst, sst, nelems, pe, cstrm) }
+            })
+        }
+    };
+}
+
 /// One module per NVSHMEM type name (the rows of `for_each_nvshmem_type!`).
 macro_rules! typed_modules {
     ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
-        #[doc = concat!("`nvshmemx_", stringify!($name), "_{put,get}[_nbi]_on_stream` (C type `",
+        #[doc = concat!("`nvshmemx_", stringify!($name), "_{put,get,iput,iget,p,g,...}_on_stream` (C type `",
                         $c, "`).")]
         pub mod $name {
             use super::*;
@@ -214,6 +342,11 @@ macro_rules! typed_modules {
                     p_elem::<$t>(dest.cast(), value, pe, cstrm)
                 })
             }
+
+            stream_strided_entry!($name, $t, iput_on_stream, "iput", iput_elems,
+                                  "a strided put from local `source` to the symmetric `dest`");
+            stream_strided_entry!($name, $t, iget_on_stream, "iget", iget_elems,
+                                  "a strided get from the symmetric `source` to local `dest`");
 
             #[doc = concat!("`", c_name!(typed $name, "g", "", ""), "`: the element at the symmetric \
                              `source` on `pe` once the stream's earlier work has run \
@@ -301,6 +434,19 @@ sized_modules!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strides_below_one_are_refused_by_name() {
+        assert_eq!(stride(1, "dst").unwrap(), 1);
+        assert_eq!(stride(7, "sst").unwrap(), 7);
+        for bad in [0, -1, isize::MIN] {
+            let e = stride(bad, "sst").unwrap_err().to_string();
+            assert!(
+                e.contains("sst stride") && e.contains(&bad.to_string()),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn byte_counts_and_their_overflow() {

@@ -239,6 +239,11 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
             23,
             "typed p/g _on_stream checks:\n{text}"
         );
+        assert_eq!(
+            out.matches("PASS iput_iget_on_stream_").count(),
+            23,
+            "typed iput/iget _on_stream checks:\n{text}"
+        );
         assert!(r.stderr.is_empty(), "no NIIN: line expected:\n{text}");
     }
     for path in launch::mock_transport_paths(&outcome.job.job_id) {

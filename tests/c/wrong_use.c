@@ -113,6 +113,14 @@ static void while_initialized(void) {
     EXPECT_ERROR("putmem_on_stream_dest_not_symmetric", 1, "-");
     nvshmem_getmem(NULL, buf, 8, me);
     EXPECT_ERROR("getmem_null_dest", 1, "-");
+    nvshmemx_uchar_iput_on_stream(buf, src, 0, 1, 4, next, 0);
+    EXPECT_ERROR("iput_on_stream_zero_stride", 1, "-");
+    nvshmemx_uchar_iget_on_stream(src, buf, 1, -2, 4, me, 0);
+    EXPECT_ERROR("iget_on_stream_negative_stride", 1, "-");
+    nvshmemx_uchar_iput_on_stream(buf, src, (ptrdiff_t)1 << 40, 1, 2, next, 0);
+    EXPECT_ERROR("iput_on_stream_past_the_heap_end", 1, "-");
+    nvshmemx_int_iget_on_stream((int *)src, (const int *)(buf + 1), 1, 1, 1, me, 0);
+    EXPECT_ERROR("iget_on_stream_misaligned_source", 1, "-");
     status = niin_stream_synchronize(0);
     CHECK("stream_still_usable", status == 0, "status %d", status);
 
