@@ -20,6 +20,15 @@ pub(crate) fn local_address(world: &World, offset: u64) -> *mut c_void {
     world.heap_base().wrapping_add(offset as usize).cast()
 }
 
+/// A local (non-symmetric) operand `ptr`, the argument `what` of the call: it may be null
+/// only when the call moves nothing (`len`, in bytes or elements, is 0).
+pub(crate) fn local<P>(ptr: *const P, len: usize, what: &'static str) -> FfiResult<()> {
+    if ptr.is_null() && len > 0 {
+        return Err(FfiError::Null(what));
+    }
+    Ok(())
+}
+
 /// The symmetric view of `len` bytes at `ptr`, the argument `what` of the call.
 pub(crate) fn sym(
     world: &World,

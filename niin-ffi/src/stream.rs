@@ -14,7 +14,7 @@ use std::ffi::{c_int, c_void};
 use niin_api::{Stream, World};
 
 use crate::convert;
-use crate::error::{FfiError, FfiResult, status_call, value_call, void_entries};
+use crate::error::{FfiResult, status_call, value_call, void_entries};
 use crate::state;
 
 /// `cudaStream_t` as it crosses the ABI: an opaque pointer.
@@ -89,9 +89,7 @@ pub(crate) unsafe fn putmem_on_stream(
         }
         let pe = convert::pe(w, pe)?;
         let dst = convert::sym(w, dest, bytes, "dest")?;
-        if source.is_null() {
-            return Err(FfiError::Null("source"));
-        }
+        convert::local(source, bytes, "source")?;
         // SAFETY: `source` is non-null and stays readable until the stream runs the put
         // (this function's contract).
         Ok(unsafe { s.putmem(dst, source.cast(), bytes, pe) }?)
@@ -114,9 +112,7 @@ pub(crate) unsafe fn getmem_on_stream(
         }
         let pe = convert::pe(w, pe)?;
         let src = convert::sym(w, source, bytes, "source")?;
-        if dest.is_null() {
-            return Err(FfiError::Null("dest"));
-        }
+        convert::local(dest, bytes, "dest")?;
         // SAFETY: `dest` is non-null and stays writable, unaliased, until the stream runs
         // the get (this function's contract).
         Ok(unsafe { s.getmem(dest.cast(), src, bytes, pe) }?)
@@ -192,9 +188,7 @@ pub(crate) unsafe fn putmem_signal_on_stream(
         } else {
             convert::sym(w, dest, bytes, "dest")?
         };
-        if source.is_null() && bytes != 0 {
-            return Err(FfiError::Null("source"));
-        }
+        convert::local(source, bytes, "source")?;
         // SAFETY: `source` is readable for `bytes` bytes until the stream runs the put
         // (this function's contract); with 0 bytes it is not read.
         Ok(unsafe { s.putmem_signal(dst, source.cast(), bytes, sig, signal, op, pe) }?)

@@ -111,21 +111,24 @@ fn strided_elements<T: RmaType>(
     elements(w, ptr, span, what)
 }
 
-/// A local operand of a strided call: not null unless nothing moves.
-fn local_operand<P>(ptr: *const P, nelems: usize, what: &'static str) -> FfiResult<()> {
-    if ptr.is_null() && nelems > 0 {
-        return Err(FfiError::Null(what));
-    }
-    Ok(())
+/// Which way a strided call moves its elements.
+#[derive(Clone, Copy)]
+enum Direction {
+    /// `iput`: from local `source` to the symmetric `dest` on `pe`.
+    Put,
+    /// `iget`: from the symmetric `source` on `pe` to local `dest`.
+    Get,
 }
 
-/// Enqueues the strided put of `nelems` elements from local `source` (stride `sst`) to the
-/// symmetric `dest` (stride `dst`) on `pe`.
+/// Enqueues a strided put or get of `nelems` elements: element `i` at `dest + i * dst`
+/// from `source + i * sst` (strides in elements).
 ///
 /// # Safety
-/// The elements of `source` the put reads must stay readable until the stream has run it.
+/// The local operand (`source` of a put, `dest` of a get) must stay valid for the elements
+/// the operation touches, and a get's otherwise unaccessed, until the stream has run it.
 #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-unsafe fn iput_elems<T: RmaType>(
+unsafe fn strided_elems<T: RmaType>(
+    direction: Direction,
     dest: *mut T,
     source: *const T,
     dst: isize,
@@ -137,36 +140,20 @@ unsafe fn iput_elems<T: RmaType>(
     on_stream(cstrm, |w, s| {
         let pe = convert::pe(w, pe)?;
         let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
-        let dest = strided_elements::<T>(w, dest.cast_const().cast(), dst, nelems, "dest")?;
-        local_operand(source, nelems, "source")?;
-        // SAFETY: this function's contract.
-        Ok(unsafe { s.iput_from((dest, dst), (source, sst), nelems, pe) }?)
-    })
-}
-
-/// Enqueues the strided get of `nelems` elements from the symmetric `source` (stride `sst`)
-/// on `pe` into local `dest` (stride `dst`).
-///
-/// # Safety
-/// The elements of `dest` the get writes must stay writable, and not otherwise accessed,
-/// until the stream has run it.
-#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-unsafe fn iget_elems<T: RmaType>(
-    dest: *mut T,
-    source: *const T,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) -> FfiResult<()> {
-    on_stream(cstrm, |w, s| {
-        let pe = convert::pe(w, pe)?;
-        let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
-        let source = strided_elements::<T>(w, source.cast(), sst, nelems, "source")?;
-        local_operand(dest, nelems, "dest")?;
-        // SAFETY: this function's contract.
-        Ok(unsafe { s.iget_into((dest, dst), (source, sst), nelems, pe) }?)
+        match direction {
+            Direction::Put => {
+                let dest = strided_elements::<T>(w, dest.cast_const().cast(), dst, nelems, "dest")?;
+                convert::local(source, nelems, "source")?;
+                // SAFETY: this function's contract.
+                Ok(unsafe { s.iput_from((dest, dst), (source, sst), nelems, pe) }?)
+            }
+            Direction::Get => {
+                let source = strided_elements::<T>(w, source.cast(), sst, nelems, "source")?;
+                convert::local(dest, nelems, "dest")?;
+                // SAFETY: this function's contract.
+                Ok(unsafe { s.iget_into((dest, dst), (source, sst), nelems, pe) }?)
+            }
+        }
     })
 }
 
@@ -296,9 +283,9 @@ macro_rules! stream_rma_entries {
     };
 }
 
-/// One strided entry point (`$op` `iput` or `iget`, done by `$elems`).
+/// One strided entry point (`$op` `iput` or `iget`, `$dir` its [`Direction`]).
 macro_rules! stream_strided_entry {
-    ($name:ident, $t:ty, $fn:ident, $op:literal, $elems:ident, $what:literal) => {
+    ($name:ident, $t:ty, $fn:ident, $op:literal, $dir:ident, $what:literal) => {
         #[doc = concat!("`", c_name!(typed $name, $op, "", ""), "`: enqueues ", $what,
                         " on `pe`: element `i` at `dest + i * dst` from `source + i * sst` \
                          (strides in elements, at least 1), `i` below `nelems`.")]
@@ -319,7 +306,9 @@ macro_rules! stream_strided_entry {
         ) {
             value_call(c_name!(typed $name, $op, "", ""), (), || {
                 // SAFETY: this entry's contract.
-                unsafe { $elems::<$t>(dest, source, dst, sst, nelems, pe, cstrm) }
+                unsafe {
+                    strided_elems::<$t>(Direction::$dir, dest, source, dst, sst, nelems, pe, cstrm)
+                }
             })
         }
     };
@@ -343,9 +332,9 @@ macro_rules! typed_modules {
                 })
             }
 
-            stream_strided_entry!($name, $t, iput_on_stream, "iput", iput_elems,
+            stream_strided_entry!($name, $t, iput_on_stream, "iput", Put,
                                   "a strided put from local `source` to the symmetric `dest`");
-            stream_strided_entry!($name, $t, iget_on_stream, "iget", iget_elems,
+            stream_strided_entry!($name, $t, iget_on_stream, "iget", Get,
                                   "a strided get from the symmetric `source` to local `dest`");
 
             #[doc = concat!("`", c_name!(typed $name, "g", "", ""), "`: the element at the symmetric \

@@ -46,6 +46,14 @@ constexpr const char *kNoScalarGet =
     "use nvshmem_<T>_get into a symmetric buffer";
 constexpr const char *kBadPe = "the target PE is not a PE of this job";
 
+/* The checks of a target that lsa_address did not find (it looks up no others): an unset
+ * context (require_init), then a PE outside the job. */
+__device__ __forceinline__ void require_target(const char *fn, const niin_device_context &c,
+                                               int pe) {
+    require_init(fn, c);
+    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+}
+
 /* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
  * GIN. */
 template <typename Coop>
@@ -53,8 +61,7 @@ __device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_devic
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     const niin_device_context &c = *cp;
-    require_init(fn, c);
-    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    require_target(fn, c, pe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
@@ -81,8 +88,7 @@ __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_devic
                                         void *dest, const void *source, size_t bytes, int pe,
                                         bool blocking) {
     const niin_device_context &c = *cp;
-    require_init(fn, c);
-    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    require_target(fn, c, pe);
     if (bytes == 0) return;
 #if NIIN_USE_GIN_GET
     if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
@@ -143,8 +149,7 @@ template <typename U>
 __device__ __noinline__ void p_remote(const char *fn, const niin_device_context *cp, void *dest,
                                       U bits, int pe) {
     const niin_device_context &c = *cp;
-    require_init(fn, c);
-    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    require_target(fn, c, pe);
 #if NIIN_USE_GIN
     if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
     ncclGin gin(c.dev_comm, gin_context_index());
@@ -176,8 +181,7 @@ __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
     const niin_device_context &c = context_for_transfer();
     const char *s = lsa_address(c, source, pe);
     if (s != nullptr) return from_bits<T>(*reinterpret_cast<const volatile U *>(s));
-    require_init(fn, c);
-    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
+    require_target(fn, c, pe);
     return not_implemented_value<T>(fn, kNoScalarGet);
 }
 
