@@ -7,7 +7,8 @@
 #   NCCL_INCLUDE_DIR  a folder holding nccl.h and nccl_device.h, e.g. .cuda/nccl-2.31.2/include
 #                     from scripts/install-cuda-toolchain.sh
 #
-# For each folder, tests/device/compile_all.cu (a TU whose kernels call every device
+# For each folder, tests/device/compile_all.cu and every tests/device/compile_<family>.cu
+# (TUs whose kernels call every device
 # function of the headers, for every RMA type and every scope) is compiled three times,
 # side by side: whole program, -rdc=true, and whole program without the GIN path
 # (-DNIIN_DEVICE_GIN=0):
@@ -42,7 +43,11 @@ if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
     exit 1
 fi
 host_cxx="${CUDA_HOST_CXX:-g++}"
-source_file="$root/tests/device/compile_all.cu"
+# compile_all.cu first, then the per-family TUs (tests/device/compile_<family>.cu).
+sources=("$root/tests/device/compile_all.cu")
+for f in "$root"/tests/device/compile_*.cu; do
+    [ "$f" = "$root/tests/device/compile_all.cu" ] || sources+=("$f")
+done
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
@@ -63,6 +68,8 @@ for inc in "$@"; do
     fi
     version="$(sed -n 's/^#define NCCL_VERSION_CODE \([0-9]*\).*/\1/p' "$inc/nccl.h")"
     start=$SECONDS
+    for source_file in "${sources[@]}"; do
+    tu=$(basename "$source_file" .cu)
     pids=()
     for mode in whole rdc nogin; do
         extra=()
@@ -70,7 +77,7 @@ for inc in "$@"; do
         [ "$mode" = nogin ] && extra=(-DNIIN_DEVICE_GIN=0)
         (
             "$nvcc" "${flags[@]}" "${extra[@]}" -isystem "$inc" -c "$source_file" \
-                -o "$out/$mode.o" >"$out/$mode.log" 2>&1
+                -o "$out/$tu.$mode.o" >"$out/$tu.$mode.log" 2>&1
         ) &
         pids+=($!)
     done
@@ -78,22 +85,25 @@ for inc in "$@"; do
     for i in 0 1 2; do
         mode=${modes[$i]}
         if wait "${pids[$i]}"; then
-            undefined="$(nm -u "$out/$mode.o" | awk '{print $2}')"
+            undefined="$(nm -u "$out/$tu.$mode.o" | awk '{print $2}')"
             ok=1
-            for f in "${host_functions[@]}"; do
+            checked=("${host_functions[@]}")
+            [ "$tu" = compile_all ] || checked=()
+            for f in "${checked[@]}"; do
                 if ! grep -qx "$f" <<<"$undefined"; then
-                    echo "FAIL NCCL $version ($inc), $mode: host code must call" \
+                    echo "FAIL NCCL $version ($inc), $tu, $mode: host code must call" \
                         "libnvshmem_host's $f"
                     ok=0
                     status=1
                 fi
             done
-            [ $ok = 1 ] && echo "ok   NCCL $version ($inc), $mode"
+            [ $ok = 1 ] && echo "ok   NCCL $version ($inc), $tu, $mode"
         else
-            echo "FAIL NCCL $version ($inc), $mode:"
-            cat "$out/$mode.log"
+            echo "FAIL NCCL $version ($inc), $tu, $mode:"
+            cat "$out/$tu.$mode.log"
             status=1
         fi
+    done
     done
     echo "     $((SECONDS - start)) s for NCCL $version"
 done

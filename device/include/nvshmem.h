@@ -21,6 +21,11 @@
  *   niin/rma.h              put and get by one thread (typed, sized, mem, _nbi)
  *   niin/threadgroup.h      put and get by a warp or a block (nvshmemx_*_warp/_block)
  *   niin/sync.h             fence, quiet, barrier_all, sync_all, team barriers
+ *   niin/signal.h           put-with-signal, signal_op, signal_fetch, signal_wait_until
+ *   niin/wait.h             wait_until and test, their _all/_any/_some[_vector] forms
+ *   niin/amo.h              atomic memory operations (nvshmem_<T>_atomic_*)
+ *   niin/strided.h          strided put and get (iput, iget)
+ *   niin/team.h             team queries and barriers of split teams on the device
  *
  * Each public header keeps its bodies in niin/impl/ (NCCL's nccl_device/ layout).
  * Define NIIN_NO_DEVICE_API to leave the device API out of a CUDA translation unit whose
@@ -43,6 +48,11 @@
 #include "niin/rma.h"
 #include "niin/threadgroup.h"
 #include "niin/sync.h"
+#include "niin/signal.h"
+#include "niin/wait.h"
+#include "niin/amo.h"
+#include "niin/strided.h"
+#include "niin/team.h"
 #endif
 
 #endif /* NIIN_NVSHMEM_H */

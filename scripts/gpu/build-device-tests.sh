@@ -19,6 +19,7 @@
 #   putmem_block_bw_niin[_nogin]  device put bandwidth (_nogin: -DNIIN_DEVICE_GIN=0)
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
 #   device_rma_nvshmem, putmem_block_bw_nvshmem
+# Per family (tests/gpu/conf_<family>.cu): conf_<family>_{231,228} and conf_<family>_nvshmem.
 # Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -100,6 +101,17 @@ for vt in 2.31.2:231 2.28.3:228; do
     niin context_two_rdc_$tag "$v" -rdc=true $TWO
 done
 niin context_one_2289 2.28.9 $ONE
+# The per-family conformance programs (tests/gpu/conf_*.cu, conf_harness.h): each against
+# NCCL 2.31.2 and 2.28.3 headers and against NVSHMEM 3.4.5.
+for src in tests/gpu/conf_*.cu; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .cu)
+    niin ${name}_231 2.31.2 "$src"
+    niin ${name}_228 2.28.3 "$src"
+    job ${name}_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
+        "$src" -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+        -o "$OUTD/${name}_nvshmem"
+done
 niin libcontext_b.so 2.31.2 -shared -Xcompiler -fPIC tests/gpu/context_two_tus_b.cu
 niin context_dlopen_231 2.31.2 tests/gpu/context_dlopen_main.cu -ldl
 

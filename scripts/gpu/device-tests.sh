@@ -6,13 +6,16 @@
 #   bash scripts/gpu/prepare.sh
 #   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh [PART ...]
 #
-# PARTs (default: all three, in this order):
+# PARTs (default: all four, in this order):
 #   conformance  tests/gpu/device_rma.cu: every device function of the first slice, every
 #                type, thread/warp/block, 1 B - 64 MiB, self and peers. niin-rs with 1 PE on
 #                the image's NCCL 2.28.3 (2.28.3 headers; NCCL refuses a devComm for one
 #                rank, so this runs without one: niin-ffi/src/modules.rs) and 1, 2, 4 PEs on the one GPU on
 #                the NCCL 2.31.2 bundle; the -rdc build with 2 PEs; and the same source built
 #                against NVSHMEM 3.4.5 with 2 PEs, which checks the test's expectations.
+#   families     tests/gpu/conf_*.cu, one program per device-API family (signals, waits,
+#                atomics, strided RMA, teams, launch): the same runs as conformance
+#                (no -rdc), one table each.
 #   bandwidth    tests/gpu/putmem_block_bw.cu: nvshmemx_putmem_block, 132 CTAs x 1024
 #                threads, 1-256 MiB, PE 0 -> PE 1; niin-rs (also built with
 #                -DNIIN_DEVICE_GIN=0) and NVSHMEM 3.4.5 all under mpirun with unique-id
@@ -31,7 +34,7 @@ LOG=$OUT/device-tests.log
 SUMMARY=$OUT/device-summary.txt
 : >"$SUMMARY"
 exec > >(tee -a "$LOG") 2>&1
-PARTS=${*:-conformance bandwidth context}
+PARTS=${*:-conformance families bandwidth context}
 
 # NVLink multicast stays off (GPU.md); NCCL bootstraps over loopback.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TIMEOUT=60
@@ -148,6 +151,36 @@ if [[ " $PARTS " == *" conformance "* ]]; then
             "niin-rdc/2=$T/rma_rdc_2.log:2" "NVSHMEM/2=$T/rma_nvshmem_2.log:2"
         echo
     } | tee -a "$SUMMARY"
+fi
+
+# ---- families: tests/gpu/conf_*.cu ----------------------------------------------------------
+# Each program with 1 PE on the image's NCCL 2.28.3, 1, 2 and 4 PEs on NCCL 2.31.2, and the
+# NVSHMEM 3.4.5 build with 2 PEs; one table per program.
+if [[ " $PARTS " == *" families "* ]]; then
+    for prog in "$D"/conf_*_231; do
+        [ -e "$prog" ] || continue
+        fam=$(basename "$prog" _231)
+        echo "=== family $fam"
+        run "$fam, 1 PE, NCCL 2.28.3" "$T/${fam}_228_1.log" \
+            env NIIN_NCCL_LIBRARY=$NCCL228 $NR -n 1 "$D/${fam}_228"
+        for n in 1 2 4; do
+            run "$fam, $n PE(s) on one GPU, NCCL 2.31.2" "$T/${fam}_231_$n.log" \
+                env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n "$D/${fam}_231"
+        done
+        run "$fam against NVSHMEM 3.4.5, 2 PEs (mpirun, unique id)" "$T/${fam}_nvshmem_2.log" \
+            env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH \
+            "$D/${fam}_nvshmem"
+        grep -h "FAIL|" "$T/${fam}"_*.log | head -40
+        grep -h "SKIP|" "$T/${fam}"_*.log | sort -u
+        {
+            echo
+            echo "$fam: checks passed per group, summed over the PEs"
+            conformance_table "niin-2.28.3/1=$T/${fam}_228_1.log:1" "niin-2.31.2/1=$T/${fam}_231_1.log:1" \
+                "niin-2.31.2/2=$T/${fam}_231_2.log:2" "niin-2.31.2/4=$T/${fam}_231_4.log:4" \
+                "NVSHMEM/2=$T/${fam}_nvshmem_2.log:2"
+            echo
+        } | tee -a "$SUMMARY"
+    done
 fi
 
 # ---- bandwidth --------------------------------------------------------------------------

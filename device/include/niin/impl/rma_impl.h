@@ -15,98 +15,11 @@
 
 #include "niin/impl/common_impl.h"
 #include "niin/impl/copy_impl.h"
+#include "niin/impl/gin_impl.h"
 
 #if defined(__CUDACC__)
 namespace niin {
 namespace detail {
-
-/* Why a transfer to a PE that only the network reaches cannot be done. */
-constexpr const char *kNoGinHeaders =
-#if NIIN_NCCL_HAS_GIN
-    "the target PE is outside this PE's LSA team, and this CUDA module was compiled with "
-    "NIIN_DEVICE_GIN=0 (no GIN path)";
-#else
-    "the target PE is outside this PE's LSA team, and these NCCL headers (older than 2.28.7) "
-    "have no GIN";
-#endif
-constexpr const char *kNoGinComm =
-    "the target PE is outside this PE's LSA team, and this module's NCCL device communicator "
-    "has no GIN";
-constexpr const char *kGinSourceOutsideHeap =
-    "a put to a PE outside the LSA team needs its source in the symmetric heap (NCCL GIN moves "
-    "bytes between registered windows)";
-constexpr const char *kGinDestOutsideHeap =
-    "a get from a PE outside the LSA team needs its destination in the symmetric heap (NCCL GIN "
-    "moves bytes between registered windows)";
-constexpr const char *kNoGinGet =
-    "a get from a PE outside the LSA team needs ncclGin::get, which NCCL has from 2.30.3; these "
-    "headers are older";
-constexpr const char *kNoScalarGet =
-    "a scalar get from a PE outside the LSA team: NCCL GIN has no get that returns a value; "
-    "use nvshmem_<T>_get into a symmetric buffer";
-constexpr const char *kBadPe = "the target PE is not a PE of this job";
-
-/* The checks of a target that lsa_address did not find (it looks up no others): an unset
- * context (require_init), then a PE outside the job. */
-__device__ __forceinline__ void require_target(const char *fn, const niin_device_context &c,
-                                               int pe) {
-    require_init(fn, c);
-    if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
-}
-
-/* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
- * GIN. */
-template <typename Coop>
-__device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_device_context *cp,
-                                        void *dest, const void *source, size_t bytes, int pe,
-                                        bool blocking) {
-    const niin_device_context &c = *cp;
-    require_target(fn, c, pe);
-    if (bytes == 0) return;
-#if NIIN_USE_GIN
-    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
-    if (!in_heap(c, source, bytes)) return not_implemented(coop, fn, kGinSourceOutsideHeap);
-    with_nccl_coop(coop, [&](auto nccl_coop) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), c.window,
-                heap_offset(c, source), bytes, ncclGin_None{}, ncclGin_None{}, nccl_coop);
-        if (blocking) gin.flush(nccl_coop);
-    });
-#else
-    (void)dest;
-    (void)source;
-    (void)bytes;
-    (void)blocking;
-    not_implemented(coop, fn, kNoGinHeaders);
-#endif
-}
-
-/* `bytes` from symmetric `source` on a PE outside the LSA team to local `dest`, through
- * GIN. */
-template <typename Coop>
-__device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_device_context *cp,
-                                        void *dest, const void *source, size_t bytes, int pe,
-                                        bool blocking) {
-    const niin_device_context &c = *cp;
-    require_target(fn, c, pe);
-    if (bytes == 0) return;
-#if NIIN_USE_GIN_GET
-    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
-    if (!in_heap(c, dest, bytes)) return not_implemented(coop, fn, kGinDestOutsideHeap);
-    with_nccl_coop(coop, [&](auto nccl_coop) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.get(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, source), c.window,
-                heap_offset(c, dest), bytes, nccl_coop);
-        if (blocking) gin.flush(nccl_coop);
-    });
-#else
-    (void)dest;
-    (void)source;
-    (void)bytes;
-    (void)blocking;
-    not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinGet : kNoGinHeaders);
-#endif
-}
 
 /* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline. The target
  * address is found before the entry synchronization (it depends on no data). An aligned
@@ -142,23 +55,6 @@ __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const
     else
         call_out_of_line(&gin_get<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
     coop.sync();
-}
-
-/* The GIN side of a scalar put: one body per value width (1, 2, 4, 8 bytes). */
-template <typename U>
-__device__ __noinline__ void p_remote(const char *fn, const niin_device_context *cp, void *dest,
-                                      U bits, int pe) {
-    const niin_device_context &c = *cp;
-    require_target(fn, c, pe);
-#if NIIN_USE_GIN
-    if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
-    ncclGin gin(c.dev_comm, gin_context_index());
-    gin.putValue(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), bits);
-#else
-    (void)dest;
-    (void)bits;
-    not_implemented(fn, kNoGinHeaders);
-#endif
 }
 
 /* Scalar put: one store for self and LSA peers (through the same-size unsigned integer,
