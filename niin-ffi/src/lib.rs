@@ -52,6 +52,7 @@
 pub mod abi;
 mod convert;
 pub mod error;
+mod gin_proxy;
 mod heap;
 mod init;
 pub mod modules;

@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 1;
+pub const MODULE_ABI_VERSION: c_uint = 2;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -154,6 +154,16 @@ pub struct NiinHostInfo {
     pub get_error_string: Option<GetErrorStringFn>,
     /// The loaded library's `ncclGetLastError` (NULL where it has none).
     pub get_last_error: Option<GetLastErrorFn>,
+    /// [`PUT_SIGNAL_MODE_VAR`]: 0 fused, 1 split (ABI 2).
+    pub put_signal_mode: c_int,
+    /// Entries of `team_table` (0: none yet).
+    pub team_slots: c_int,
+    /// Device address of the PE's team table (NULL: none yet).
+    pub team_table: *mut c_void,
+    /// [`GIN_LOOPBACK_VAR`]: non-zero routes LSA peers through the GIN proxy (a test mode).
+    pub gin_loopback: c_int,
+    /// [`GIN_QUEUE_SLOTS_VAR`]: slots of each module's GIN queue (a power of two).
+    pub gin_queue_slots: c_uint,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -164,6 +174,11 @@ pub type SetupHook =
     unsafe extern "C" fn(*const NiinHostInfo, *const c_void, *mut c_char, usize) -> c_int;
 /// A module's `teardown` hook.
 pub type TeardownHook = unsafe extern "C" fn(*const NiinHostInfo, *mut c_char, usize) -> c_int;
+/// A module's `gin_poll` hook (the GIN proxy: `niin/impl/gin_proxy_impl.h`): launches the
+/// module's GIN worker when its doorbell rang; with `stop` non-zero stops it. Returns 1
+/// while a worker runs, 0 when none does, -1 after writing why into the buffer.
+pub type GinPollHook =
+    unsafe extern "C" fn(*const NiinHostInfo, c_int, *mut c_char, usize) -> c_int;
 
 /// What a module registers (`niin_module_hooks` in `context_impl.h`).
 #[repr(C)]
@@ -189,16 +204,22 @@ pub struct NiinModuleHooks {
     pub setup: Option<SetupHook>,
     /// Clears the slot and frees the LSA table.
     pub teardown: Option<TeardownHook>,
+    /// Runs the module's GIN proxy (ABI 2).
+    pub gin_poll: Option<GinPollHook>,
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 112);
+    assert!(size_of::<NiinHostInfo>() == 136);
+    assert!(std::mem::offset_of!(NiinHostInfo, put_signal_mode) == 112);
+    assert!(std::mem::offset_of!(NiinHostInfo, team_table) == 120);
+    assert!(std::mem::offset_of!(NiinHostInfo, gin_queue_slots) == 132);
     assert!(std::mem::offset_of!(NiinHostInfo, heap_size) == 32);
     assert!(std::mem::offset_of!(NiinHostInfo, barrier_count) == 60);
     assert!(std::mem::offset_of!(NiinHostInfo, nccl_version_code) == 72);
     assert!(std::mem::offset_of!(NiinHostInfo, dev_comm_create) == 80);
     assert!(std::mem::offset_of!(NiinHostInfo, get_last_error) == 104);
-    assert!(size_of::<NiinModuleHooks>() == 56);
+    assert!(size_of::<NiinModuleHooks>() == 64);
+    assert!(std::mem::offset_of!(NiinModuleHooks, gin_poll) == 56);
     assert!(std::mem::offset_of!(NiinModuleHooks, module_name) == 24);
     assert!(std::mem::offset_of!(NiinModuleHooks, create_dev_comm) == 32);
     assert!(std::mem::offset_of!(NiinModuleHooks, teardown) == 48);
@@ -530,6 +551,80 @@ pub fn barrier_count_from(var: Option<&str>) -> Result<u32, String> {
     }
 }
 
+/// The environment variable of NIIN's put-with-signal mode ([`put_signal_mode_from`]).
+pub const PUT_SIGNAL_MODE_VAR: &str = "NIIN_PUT_SIGNAL_MODE";
+/// The environment variable of the GIN proxy's loopback test mode ([`flag_from`]).
+pub const GIN_LOOPBACK_VAR: &str = "NIIN_GIN_LOOPBACK";
+/// The environment variable of the GIN queue's slots ([`gin_queue_slots_from`]).
+pub const GIN_QUEUE_SLOTS_VAR: &str = "NIIN_GIN_QUEUE_SLOTS";
+/// GIN queue slots of a module by default.
+pub const DEFAULT_GIN_QUEUE_SLOTS: u32 = 1024;
+
+/// NIIN's put-with-signal mode from the value of [`PUT_SIGNAL_MODE_VAR`] (`None`: not
+/// set): 0 fused (default; also `auto`: the data, then the signal as a release atomic), 1
+/// split (`separate`, `split`, `fence_signal`: the data, a system fence, a relaxed signal).
+pub fn put_signal_mode_from(var: Option<&str>) -> Result<c_int, String> {
+    match var.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("auto") | Some("fused") => Ok(0),
+        Some("separate") | Some("split") | Some("fence_signal") => Ok(1),
+        Some(other) => Err(format!(
+            "{PUT_SIGNAL_MODE_VAR}={other:?} is not a put-with-signal mode: use auto or fused \
+             (default), or separate (aliases split, fence_signal)"
+        )),
+    }
+}
+
+/// A 0/1 switch from the value of `name` (`None`: not set, 0).
+pub fn flag_from(name: &str, var: Option<&str>) -> Result<c_int, String> {
+    match var.map(str::trim) {
+        None | Some("0") | Some("") => Ok(0),
+        Some("1") => Ok(1),
+        Some(other) => Err(format!("{name}={other:?} is not 0 or 1")),
+    }
+}
+
+/// The GIN queue's slots from the value of [`GIN_QUEUE_SLOTS_VAR`] (`None`: not set): a
+/// power of two from 2 to 65536.
+pub fn gin_queue_slots_from(var: Option<&str>) -> Result<u32, String> {
+    let Some(text) = var else {
+        return Ok(DEFAULT_GIN_QUEUE_SLOTS);
+    };
+    match text.trim().parse::<u32>() {
+        Ok(n) if (2..=65536).contains(&n) && n.is_power_of_two() => Ok(n),
+        _ => Err(format!(
+            "{GIN_QUEUE_SLOTS_VAR}={text:?} is not a power of two from 2 to 65536 (requests a \
+             module's kernels may have in flight to the GIN proxy; default \
+             {DEFAULT_GIN_QUEUE_SLOTS})"
+        )),
+    }
+}
+
+/// The settings of the environment that go into [`NiinHostInfo`] besides the world's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceSettings {
+    /// [`BARRIER_CTAS_VAR`].
+    pub barrier_count: u32,
+    /// [`PUT_SIGNAL_MODE_VAR`].
+    pub put_signal_mode: c_int,
+    /// [`GIN_LOOPBACK_VAR`].
+    pub gin_loopback: c_int,
+    /// [`GIN_QUEUE_SLOTS_VAR`].
+    pub gin_queue_slots: u32,
+}
+
+impl DeviceSettings {
+    /// Reads the four variables; the first bad one is the error.
+    pub fn from_env() -> Result<Self, String> {
+        let var = |name: &str| std::env::var(name).ok();
+        Ok(DeviceSettings {
+            barrier_count: barrier_count_from(var(BARRIER_CTAS_VAR).as_deref())?,
+            put_signal_mode: put_signal_mode_from(var(PUT_SIGNAL_MODE_VAR).as_deref())?,
+            gin_loopback: flag_from(GIN_LOOPBACK_VAR, var(GIN_LOOPBACK_VAR).as_deref())?,
+            gin_queue_slots: gin_queue_slots_from(var(GIN_QUEUE_SLOTS_VAR).as_deref())?,
+        })
+    }
+}
+
 // ---- the registry --------------------------------------------------------------------
 
 /// A registered module.
@@ -667,6 +762,7 @@ fn empty_hooks() -> NiinModuleHooks {
         create_dev_comm: None,
         setup: None,
         teardown: None,
+        gin_poll: None,
     }
 }
 
@@ -851,7 +947,8 @@ fn tear_down(info: &NiinHostInfo, m: &mut Module) -> FfiResult<()> {
 }
 
 /// The host info for `parts`.
-fn host_info(parts: &DeviceParts, n_pes: usize, barrier_count: u32) -> NiinHostInfo {
+fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> NiinHostInfo {
+    let barrier_count = settings.barrier_count;
     let nccl = parts.comm.nccl();
     let table = nccl.table();
     let gin = parts.has_non_lsa_peers();
@@ -877,6 +974,11 @@ fn host_info(parts: &DeviceParts, n_pes: usize, barrier_count: u32) -> NiinHostI
         dev_comm_destroy: table.dev_comm_destroy,
         get_error_string: table.get_error_string,
         get_last_error: table.get_last_error,
+        put_signal_mode: settings.put_signal_mode,
+        team_slots: 0,
+        team_table: std::ptr::null_mut(),
+        gin_loopback: settings.gin_loopback,
+        gin_queue_slots: settings.gin_queue_slots,
     }
 }
 
@@ -887,13 +989,12 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     let Some(parts) = world.nccl_parts() else {
         return Ok(());
     };
-    let barrier_count = barrier_count_from(std::env::var(BARRIER_CTAS_VAR).ok().as_deref())
-        .map_err(FfiError::BadArgument)?;
+    let settings = DeviceSettings::from_env().map_err(FfiError::BadArgument)?;
     let mut reg = registry();
     detach_locked(&mut reg)?;
     let nccl = parts.comm.nccl();
     reg.attached = Some(Attached {
-        info: host_info(&parts, world.n_pes(), barrier_count),
+        info: host_info(&parts, world.n_pes(), settings),
         groups: Vec::new(),
         runtime: nccl.version(),
         library: nccl.path().to_owned(),
@@ -909,7 +1010,14 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
         }
     }
     match failed {
-        None => Ok(()),
+        None => {
+            let proxied = att.info.gin_wanted != 0 || att.info.gin_loopback != 0;
+            drop(reg);
+            if proxied {
+                crate::gin_proxy::start();
+            }
+            Ok(())
+        }
         Some(e) => {
             if let Err(cleanup) = detach_locked(&mut reg) {
                 report("nvshmem_init", cleanup);
@@ -942,6 +1050,9 @@ fn detach_locked(reg: &mut Registry) -> FfiResult<()> {
     let Some(att) = reg.attached.take() else {
         return Ok(());
     };
+    // The proxy thread polls under the registry's lock, which is held here: it stops at its
+    // next look (each module's teardown stops that module's worker itself).
+    crate::gin_proxy::request_stop();
     let mut first = Ok(());
     for m in reg.modules.iter_mut().rev() {
         let r = tear_down(&att.info, m);
@@ -952,6 +1063,33 @@ fn detach_locked(reg: &mut Registry) -> FfiResult<()> {
     // The devComms (ncclDevCommDestroy), then the storage, then the communicator handle.
     drop(att);
     first
+}
+
+/// One round of the GIN proxy (niin-ffi/src/gin_proxy.rs): every set-up module's
+/// `gin_poll` hook. Returns whether any worker runs, or `None` when no world is attached
+/// (the proxy then ends). A failing hook is reported once per round with a `NIIN:` line.
+pub(crate) fn gin_poll_round() -> Option<bool> {
+    let reg = registry();
+    let att = reg.attached.as_ref()?;
+    let mut running = false;
+    for m in reg.modules.iter().filter(|m| m.set_up) {
+        let Some(poll) = m.hooks.gin_poll else {
+            continue;
+        };
+        let mut err = [0u8; 512];
+        // SAFETY: the hook of a registered, set-up module (its code is loaded), with the
+        // host info it was set up with and a writable buffer of the length given.
+        let rc = unsafe { poll(&att.info, 0, err.as_mut_ptr().cast(), err.len()) };
+        match rc {
+            0 => {}
+            1 => running = true,
+            _ => report(
+                "nvshmem (GIN proxy)",
+                FfiError::Os(format!("CUDA module {}: {}", m.name, hook_message(&err))),
+            ),
+        }
+    }
+    Some(running)
 }
 
 /// How many modules are registered, and how many of them are set up (for tests and
@@ -1284,6 +1422,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn device_settings_parsing() {
+        assert_eq!(put_signal_mode_from(None), Ok(0));
+        assert_eq!(put_signal_mode_from(Some("auto")), Ok(0));
+        assert_eq!(put_signal_mode_from(Some(" FUSED ")), Ok(0));
+        for split in ["separate", "split", "fence_signal"] {
+            assert_eq!(put_signal_mode_from(Some(split)), Ok(1), "{split}");
+        }
+        let e = put_signal_mode_from(Some("fast")).unwrap_err();
+        assert!(
+            e.contains("NIIN_PUT_SIGNAL_MODE") && e.contains("fast"),
+            "{e}"
+        );
+        assert_eq!(flag_from(GIN_LOOPBACK_VAR, None), Ok(0));
+        assert_eq!(flag_from(GIN_LOOPBACK_VAR, Some("1")), Ok(1));
+        let e = flag_from(GIN_LOOPBACK_VAR, Some("yes")).unwrap_err();
+        assert!(e.contains("NIIN_GIN_LOOPBACK") && e.contains("yes"), "{e}");
+        assert_eq!(gin_queue_slots_from(None), Ok(DEFAULT_GIN_QUEUE_SLOTS));
+        assert_eq!(gin_queue_slots_from(Some("2")), Ok(2));
+        assert_eq!(gin_queue_slots_from(Some("65536")), Ok(65536));
+        for bad in ["0", "1", "3", "1000", "131072", "-2", "many"] {
+            let e = gin_queue_slots_from(Some(bad)).unwrap_err();
+            assert!(e.contains("NIIN_GIN_QUEUE_SLOTS"), "{e}");
+        }
+    }
+
     unsafe extern "C" fn fail_create(
         _: *const NiinHostInfo,
         _: *mut c_void,
@@ -1317,6 +1481,7 @@ mod tests {
             create_dev_comm: Some(fail_create),
             setup: Some(fail_setup),
             teardown: Some(ok_teardown),
+            gin_poll: None,
         }
     }
 
@@ -1324,7 +1489,7 @@ mod tests {
     #[test]
     fn registration_without_a_world() {
         let good = Box::leak(Box::new(hooks(MODULE_ABI_VERSION)));
-        let future = Box::leak(Box::new(hooks(2)));
+        let future = Box::leak(Box::new(hooks(MODULE_ABI_VERSION + 1)));
         // SAFETY: leaked, so valid for the rest of the process.
         assert_eq!(unsafe { niin_register_module(good) }, 0);
         // SAFETY: as above; a second registration of the same hooks only counts once.
@@ -1339,7 +1504,7 @@ mod tests {
             assert_eq!(m.name, "test.cu");
             assert!(m.refused.is_none() && !m.set_up);
             let f = reg.modules.iter().find(|m| m.at == &*future).unwrap();
-            assert!(f.refused.as_ref().unwrap().contains("ABI version 2"));
+            assert!(f.refused.as_ref().unwrap().contains("ABI version 3"));
         }
         // SAFETY: pointers given to niin_register_module.
         unsafe { niin_unregister_module(good) };

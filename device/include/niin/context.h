@@ -32,6 +32,16 @@
 #include <stddef.h>
 #endif
 #include <nccl_device.h>
+#include "niin/impl/nccl_caps.h"
+
+/* One team as device code sees it: niin-teams' DeviceTeam (#[repr(C)], 16 bytes). Team PE i
+ * is world PE start + i * stride; my_pe is this PE's number in it (-1: not a member); an
+ * unused slot has size 0. */
+struct niin_device_team {
+    int start, stride, size, my_pe;
+};
+
+struct niin_gin_queue;
 
 /* One CUDA module's view of the world, in device memory. The first nine fields are the
  * agreed interface; fields are only ever appended. */
@@ -59,6 +69,21 @@ struct niin_device_context {
                                        my_pe - lsa_rank + i is sym + lsa_delta[i] (NCCL's
                                        peer pointer; entry lsa_rank is 0: self by address) */
     long long self_delta;           /* 0: the table of a one-PE team is this field */
+    /* appended in module ABI 2 */
+    int put_signal_mode;            /* NIIN_PUT_SIGNAL_MODE: 0 fused (the signal is a release
+                                       atomic after the data), 1 split (data, system fence,
+                                       then a relaxed signal) */
+    int team_slots;                 /* entries of `teams` (0 before any table exists) */
+    const niin_device_team *teams;  /* this PE's team table (device memory owned by
+                                       libnvshmem_host; entry i is team handle i; rewritten
+                                       between kernels as teams are created and destroyed) */
+    int barrier_lsa_size;           /* PEs of this PE's LSA team for barriers (lsa_size
+                                       above is the routing table's size, 1 under
+                                       NIIN_GIN_LOOPBACK) */
+    int gin_loopback;               /* NIIN_GIN_LOOPBACK test mode: peers are routed through the
+                                       GIN proxy, whose worker moves the bytes by load/store */
+    struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL
+                                       when the world needs no GIN: niin/impl/gin_proxy_impl.h */
 };
 
 #include "niin/impl/context_impl.h"

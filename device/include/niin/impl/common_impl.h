@@ -29,33 +29,12 @@
 #include <nccl.h>
 #include <nccl_device.h>
 
-/* The device context: the per-module slot, its registration and init hook. */
+/* NIIN_NCCL_HAS_GIN, NIIN_USE_GIN, ...: what the NCCL headers in use can do. */
+#include "niin/impl/nccl_caps.h"
+
+/* The device context: the per-module slot, its registration and init hook, and the GIN
+ * proxy (context_impl.h, which uses the capabilities above). */
 #include "niin/context.h"
-
-/* ---- NCCL device-API capabilities of the headers in use ------------------------------ */
-
-#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 22803
-#error "niin-rs's device API needs NCCL 2.28.3 or later (nccl_device.h)"
-#endif
-
-/* ncclGin (put, putValue, flush, GIN/hybrid barriers): 2.28.7. */
-#if NCCL_VERSION_CODE >= 22807
-#define NIIN_NCCL_HAS_GIN 1
-#else
-#define NIIN_NCCL_HAS_GIN 0
-#endif
-
-/* ncclGin::get: 2.30.3. */
-#if NCCL_VERSION_CODE >= 23003
-#define NIIN_NCCL_HAS_GIN_GET 1
-#else
-#define NIIN_NCCL_HAS_GIN_GET 0
-#endif
-
-/* NIIN_DEVICE_GIN (niin/config.h): 0 leaves the GIN path out of this TU. What the code
- * below uses: the headers' capabilities and the knob together. */
-#define NIIN_USE_GIN (NIIN_NCCL_HAS_GIN && NIIN_DEVICE_GIN)
-#define NIIN_USE_GIN_GET (NIIN_NCCL_HAS_GIN_GET && NIIN_DEVICE_GIN)
 
 /* Linkage of the public functions: NVSHMEM's names with C linkage, defined inline in
  * every translation unit that includes the headers (no device library to link). */

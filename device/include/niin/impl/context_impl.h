@@ -85,7 +85,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 1u
+#define NIIN_MODULE_ABI_VERSION 2u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -108,6 +108,12 @@ typedef struct niin_host_info {
     int (*dev_comm_destroy)(void *comm, const void *dev_comm); /* the library destroys */
     const char *(*get_error_string)(int result);
     const char *(*get_last_error)(void *comm); /* may be NULL */
+    /* ABI 2 */
+    int put_signal_mode;            /* NIIN_PUT_SIGNAL_MODE: 0 fused, 1 split */
+    int team_slots;                 /* entries of team_table */
+    void *team_table;               /* device address of the PE's team table (niin_device_team[]) */
+    int gin_loopback;               /* NIIN_GIN_LOOPBACK: LSA peers through the GIN proxy */
+    unsigned int gin_queue_slots;   /* NIIN_GIN_QUEUE_SLOTS: the GIN queue's slots (power of 2) */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -129,6 +135,11 @@ typedef struct niin_module_hooks {
     int (*setup)(const niin_host_info *info, const void *dev_comm, char *err, size_t errlen);
     /* Clears the slot: zeroes the context (the library destroys the devComm after). */
     int (*teardown)(const niin_host_info *info, char *err, size_t errlen);
+    /* ABI 2. The GIN proxy (niin/impl/gin_proxy_impl.h), called by the library's proxy
+     * thread: launches this TU's GIN worker when its doorbell rang and none runs. Returns 1
+     * while a worker runs, 0 when none does (or the TU has no GIN queue), -1 after writing
+     * why into err. stop != 0: makes a running worker exit and waits for it (returns 0). */
+    int (*gin_poll)(const niin_host_info *info, int stop, char *err, size_t errlen);
 } niin_module_hooks;
 
 NIIN_BEGIN_C_DECLS
@@ -140,7 +151,12 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 112, "niin_host_info is 112 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 136, "niin_host_info is 136 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, put_signal_mode) == 112,
+                   "niin_host_info.put_signal_mode at 112");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, team_table) == 120, "niin_host_info.team_table at 120");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, gin_queue_slots) == 132,
+                   "niin_host_info.gin_queue_slots at 132");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, heap_size) == 32, "niin_host_info.heap_size at 32");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, barrier_count) == 60,
                    "niin_host_info.barrier_count at 60");
@@ -150,7 +166,8 @@ NIIN_STATIC_ASSERT(offsetof(niin_host_info, dev_comm_create) == 80,
                    "niin_host_info.dev_comm_create at 80");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, get_last_error) == 104,
                    "niin_host_info.get_last_error at 104");
-NIIN_STATIC_ASSERT(sizeof(niin_module_hooks) == 56, "niin_module_hooks is 56 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_module_hooks) == 64, "niin_module_hooks is 64 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, gin_poll) == 56, "niin_module_hooks.gin_poll at 56");
 NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, module_name) == 24,
                    "niin_module_hooks.module_name at 24");
 NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, create_dev_comm) == 32,
@@ -161,6 +178,8 @@ NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, teardown) == 48,
 
 #if !defined(NIIN_NO_DEVICE_CONTEXT)
 
+#include "niin/impl/gin_worker_impl.h"
+
 /* ---- this TU's hooks ------------------------------------------------------------------- */
 
 namespace {
@@ -169,6 +188,20 @@ namespace {
  * team of one) (host side). */
 bool niin_module_is_set_up = false;
 long long *niin_module_lsa_table = nullptr;
+
+/* This TU's GIN proxy (niin/impl/gin_proxy_impl.h), host side: the queue (device memory),
+ * the host-mapped control words, the worker's stream and an event recorded after each
+ * launch; NULL without a queue. */
+niin_gin_queue *niin_gin_queue_dev = nullptr;
+niin_gin_control *niin_gin_control_host = nullptr;
+cudaStream_t niin_gin_stream = nullptr;
+cudaEvent_t niin_gin_event = nullptr;
+bool niin_gin_running = false;
+
+/* The GIN worker kernel of this TU's module: thread 0 runs the loop. */
+__global__ void niin_gin_worker() {
+    if (threadIdx.x == 0) niin::detail::gin_worker_run(niin_ctx_value);
+}
 
 /* Runs in this TU's own CUDA module, so it reaches this TU's context whatever the build:
  * stores `value` into niin_ctx_value, with its LSA table. `table` (lsa_size + 1 entries)
@@ -253,6 +286,113 @@ int niin_module_clear(char *err, size_t errlen) {
     niin_device_context none;
     memset(static_cast<void *>(&none), 0, sizeof none);
     return niin_module_write(&none, nullptr, err, errlen);
+}
+
+/* Frees this TU's GIN proxy (the worker must have exited). */
+void niin_gin_free() {
+    if (niin_gin_queue_dev != nullptr) cudaFree(niin_gin_queue_dev);
+    if (niin_gin_control_host != nullptr) cudaFreeHost(niin_gin_control_host);
+    if (niin_gin_event != nullptr) cudaEventDestroy(niin_gin_event);
+    if (niin_gin_stream != nullptr) cudaStreamDestroy(niin_gin_stream);
+    niin_gin_queue_dev = nullptr;
+    niin_gin_control_host = nullptr;
+    niin_gin_event = nullptr;
+    niin_gin_stream = nullptr;
+    niin_gin_running = false;
+}
+
+/* Makes this TU's GIN proxy: a queue of info->gin_queue_slots slots with barrier arrays for
+ * ctx->barrier_count indices, its control words, stream and event. `loopback_table` is the
+ * LSA table the worker uses under NIIN_GIN_LOOPBACK. */
+int niin_gin_alloc(const niin_host_info *info, const niin_device_context *ctx,
+                   const long long *loopback_table, char *err, size_t errlen) {
+    const unsigned int slots = info->gin_queue_slots;
+    if (slots == 0 || (slots & (slots - 1)) != 0)
+        return niin_module_fail(err, errlen, "GIN queue slots %u is not a power of two", slots);
+    const unsigned int barriers = ctx->barrier_count > 0 ? ctx->barrier_count : 1;
+    const size_t bytes = sizeof(niin_gin_queue) + sizeof(niin_gin_request) * slots +
+                         3 * sizeof(unsigned long long) * barriers;
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&niin_gin_queue_dev), bytes);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaMalloc of the GIN queue", err, errlen);
+    e = cudaMemset(niin_gin_queue_dev, 0, bytes);
+    if (e == cudaSuccess)
+        e = cudaHostAlloc(reinterpret_cast<void **>(&niin_gin_control_host), sizeof(niin_gin_control),
+                          cudaHostAllocMapped);
+    niin_gin_control *control_dev = nullptr;
+    if (e == cudaSuccess) {
+        niin_gin_control_host->doorbell = 0u;
+        niin_gin_control_host->stop = 0u;
+        e = cudaHostGetDevicePointer(reinterpret_cast<void **>(&control_dev), niin_gin_control_host, 0);
+    }
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&niin_gin_stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&niin_gin_event, cudaEventDisableTiming);
+    if (e == cudaSuccess) {
+        char *base = reinterpret_cast<char *>(niin_gin_queue_dev);
+        niin_gin_queue header;
+        memset(static_cast<void *>(&header), 0, sizeof header);
+        header.capacity = slots;
+        header.barrier_count = barriers;
+        header.slots = reinterpret_cast<niin_gin_request *>(base + sizeof(niin_gin_queue));
+        unsigned long long *arrays =
+            reinterpret_cast<unsigned long long *>(base + sizeof(niin_gin_queue) +
+                                                   sizeof(niin_gin_request) * slots);
+        header.barrier_epoch = arrays;
+        header.barrier_done = arrays + barriers;
+        header.barrier_target = arrays + 2 * barriers;
+        header.control = control_dev;
+        header.loopback_delta = loopback_table;
+        header.loopback_first = info->my_pe - info->lsa_rank;
+        header.loopback_size = info->lsa_size;
+        e = cudaMemcpy(niin_gin_queue_dev, &header, sizeof header, cudaMemcpyHostToDevice);
+    }
+    if (e != cudaSuccess) {
+        niin_gin_free();
+        return niin_module_cuda_failed(e, "setting up the GIN queue", err, errlen);
+    }
+    return 0;
+}
+
+/* The gin_poll hook (niin_module_hooks). */
+int niin_module_gin_poll(const niin_host_info *info, int stop, char *err, size_t errlen) {
+    if (niin_gin_queue_dev == nullptr) return 0;
+    if (info == nullptr) {
+        niin_module_fail(err, errlen, "gin_poll called without info");
+        return -1;
+    }
+    if (niin_module_use_device(info, err, errlen) != 0) return -1;
+    if (niin_gin_running) {
+        cudaError_t q = cudaEventQuery(niin_gin_event);
+        if (q == cudaSuccess) {
+            niin_gin_running = false;
+        } else if (q != cudaErrorNotReady) {
+            niin_module_cuda_failed(q, "the GIN worker", err, errlen);
+            return -1;
+        }
+    }
+    if (stop) {
+        niin_gin_control_host->stop = 1u;
+        cudaError_t e = cudaStreamSynchronize(niin_gin_stream);
+        niin_gin_running = false;
+        if (e != cudaSuccess) {
+            niin_module_cuda_failed(e, "stopping the GIN worker", err, errlen);
+            return -1;
+        }
+        return 0;
+    }
+    if (!niin_gin_running && niin_gin_control_host->doorbell != 0u) {
+        niin_gin_control_host->doorbell = 0u;
+        /* the doorbell is cleared before the launch: a request posted from here on rings it
+         * again, and one posted before is in the queue the new worker reads */
+        niin_gin_worker<<<1, 32, 0, niin_gin_stream>>>();
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaEventRecord(niin_gin_event, niin_gin_stream);
+        if (e != cudaSuccess) {
+            niin_module_cuda_failed(e, "launching the GIN worker", err, errlen);
+            return -1;
+        }
+        niin_gin_running = true;
+    }
+    return niin_gin_running ? 1 : 0;
 }
 
 int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size_t capacity,
@@ -367,6 +507,13 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
     ctx.gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
     ctx.gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
 
+    ctx.put_signal_mode = info->put_signal_mode;
+    ctx.team_slots = info->team_slots;
+    ctx.teams = static_cast<const niin_device_team *>(info->team_table);
+    ctx.barrier_lsa_size = info->lsa_size;
+    ctx.gin_loopback = info->gin_loopback != 0;
+    if (ctx.gin_loopback) ctx.gin_enabled = 1;
+
     long long *table = nullptr;
     if (ctx.lsa_size > 1) {
         const size_t table_bytes = sizeof(long long) * (static_cast<size_t>(ctx.lsa_size) + 1);
@@ -386,9 +533,26 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
                               "contiguous range: the device API addresses peers as heap offset "
                               "+ a per-peer distance",
                               bad - 1, static_cast<long long>(ctx.my_pe - ctx.lsa_rank) + bad - 1);
+    if (rc == 0 && (info->gin_wanted || ctx.gin_loopback)) {
+        /* The GIN proxy, then the context again with its queue; under NIIN_GIN_LOOPBACK the
+         * routing table is self only (every peer goes through the proxy), and the worker
+         * keeps the real one. */
+        rc = niin_gin_alloc(info, &ctx, table, err, errlen);
+        if (rc == 0) {
+            ctx.gin_queue = niin_gin_queue_dev;
+            long long *routing = table;
+            if (ctx.gin_loopback) {
+                ctx.lsa_size = 1;
+                ctx.lsa_rank = 0;
+                routing = nullptr;
+            }
+            rc = niin_module_write(&ctx, routing, err, errlen);
+        }
+    }
     if (rc != 0) {
         char ignored[8];
         (void)niin_module_clear(ignored, sizeof ignored);
+        niin_gin_free();
         if (table != nullptr) cudaFree(table);
         return rc;
     }
@@ -402,6 +566,11 @@ int niin_module_teardown(const niin_host_info *info, char *err, size_t errlen) {
     if (info == nullptr) return niin_module_fail(err, errlen, "teardown called without info");
     int rc = niin_module_use_device(info, err, errlen);
     if (rc != 0) return rc;
+    if (niin_gin_queue_dev != nullptr) {
+        char ignored[8];
+        (void)niin_module_gin_poll(info, 1, ignored, sizeof ignored);
+        niin_gin_free();
+    }
     rc = niin_module_clear(err, errlen);
     cudaError_t e = niin_module_lsa_table != nullptr ? cudaFree(niin_module_lsa_table) : cudaSuccess;
     niin_module_lsa_table = nullptr;
@@ -426,6 +595,7 @@ const niin_module_hooks niin_module_hooks_of_this_tu = {
     &niin_module_create_dev_comm,
     &niin_module_setup,
     &niin_module_teardown,
+    &niin_module_gin_poll,
 };
 
 /* Registers this TU when the program (or the library holding it) is loaded. */

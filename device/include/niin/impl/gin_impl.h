@@ -5,10 +5,12 @@
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal: included by the impl headers
  * that route a target (rma_impl.h, and the signal, atomic, strided and team headers).
  *
- * The interface (niin::detail, every function __noinline__ and called through
- * call_out_of_line, so its code stays out of the caller's register allocation; each takes
- * the public function's name for messages and applies the NOT_IMPLEMENTED policy when the
- * operation cannot be done on that path):
+ * None of this runs NCCL's GIN code: each function checks the request and posts it to this
+ * module's GIN proxy (niin/impl/gin_proxy_impl.h), whose worker kernel runs ncclGin. The
+ * interface (niin::detail, every function __noinline__ and called through
+ * call_out_of_line, so even its checks and messages stay out of the caller's register
+ * allocation; each takes the public function's name for messages and applies the
+ * NOT_IMPLEMENTED policy when the operation cannot be done on that path):
  *
  *   gin_put<Coop>(coop, fn, ctx, dest, source, bytes, pe, blocking)
  *   gin_get<Coop>(coop, fn, ctx, dest, source, bytes, pe, blocking)
@@ -22,6 +24,7 @@
 #define NIIN_IMPL_GIN_IMPL_H
 
 #include "niin/impl/common_impl.h"
+#include "niin/impl/gin_proxy_impl.h"
 
 #if defined(__CUDACC__)
 namespace niin {
@@ -61,88 +64,83 @@ __device__ __forceinline__ void require_target(const char *fn, const niin_device
     if (pe < 0 || pe >= c.n_pes) usage_error(fn, kBadPe);
 }
 
+/* Whether this module can post GIN requests at all: a queue exists (the world needs GIN, or
+ * NIIN_GIN_LOOPBACK); otherwise applies the policy with the reason and returns false. */
+template <typename Coop>
+__device__ __forceinline__ bool gin_ready(Coop coop, const char *fn, const niin_device_context &c) {
+    if (c.gin_queue != nullptr && (NIIN_USE_GIN || c.gin_loopback)) return true;
+    not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinComm : kNoGinHeaders);
+    return false;
+}
+
+/* A request with the offsets of this PE's heap. */
+__device__ __forceinline__ niin_gin_request gin_request(int op, int pe, bool blocking) {
+    niin_gin_request r = {};
+    r.op = op;
+    r.pe = pe;
+    r.flags = blocking ? NIIN_GIN_BLOCKING : 0u;
+    return r;
+}
+
 /* `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, through
- * GIN. */
+ * GIN. One thread of the group posts it (after the caller's entry synchronization). */
 template <typename Coop>
 __device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_device_context *cp,
-                                        void *dest, const void *source, size_t bytes, int pe,
-                                        bool blocking) {
+                                     void *dest, const void *source, size_t bytes, int pe,
+                                     bool blocking) {
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
-    if (bytes == 0) return;
-#if NIIN_USE_GIN
-    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
+    if (bytes == 0 || !gin_ready(coop, fn, c)) return;
     if (!in_heap(c, source, bytes)) return not_implemented(coop, fn, kGinSourceOutsideHeap);
-    with_nccl_coop(coop, [&](auto nccl_coop) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), c.window,
-                heap_offset(c, source), bytes, ncclGin_None{}, ncclGin_None{}, nccl_coop);
-        if (blocking) gin.flush(nccl_coop);
-    });
-#else
-    (void)dest;
-    (void)source;
-    (void)bytes;
-    (void)blocking;
-    not_implemented(coop, fn, kNoGinHeaders);
-#endif
+    if (coop.thread_rank() != 0) return;
+    niin_gin_request r = gin_request(NIIN_GIN_PUT, pe, blocking);
+    r.dest_off = heap_offset(c, dest);
+    r.src_off = heap_offset(c, source);
+    r.bytes = bytes;
+    gin_submit(c, r);
 }
 
 /* `bytes` from symmetric `source` on a PE outside the LSA team to local `dest`, through
  * GIN. */
 template <typename Coop>
 __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_device_context *cp,
-                                        void *dest, const void *source, size_t bytes, int pe,
-                                        bool blocking) {
+                                     void *dest, const void *source, size_t bytes, int pe,
+                                     bool blocking) {
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
-    if (bytes == 0) return;
-#if NIIN_USE_GIN_GET
-    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
+    if (bytes == 0 || !gin_ready(coop, fn, c)) return;
+    if (!NIIN_USE_GIN_GET && !c.gin_loopback)
+        return not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinGet : kNoGinHeaders);
     if (!in_heap(c, dest, bytes)) return not_implemented(coop, fn, kGinDestOutsideHeap);
-    with_nccl_coop(coop, [&](auto nccl_coop) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.get(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, source), c.window,
-                heap_offset(c, dest), bytes, nccl_coop);
-        if (blocking) gin.flush(nccl_coop);
-    });
-#else
-    (void)dest;
-    (void)source;
-    (void)bytes;
-    (void)blocking;
-    not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinGet : kNoGinHeaders);
-#endif
+    if (coop.thread_rank() != 0) return;
+    niin_gin_request r = gin_request(NIIN_GIN_GET, pe, blocking);
+    r.dest_off = heap_offset(c, dest);
+    r.src_off = heap_offset(c, source);
+    r.bytes = bytes;
+    gin_submit(c, r);
 }
 
-/* The GIN side of a scalar put: one body per value width (1, 2, 4, 8 bytes). */
+/* The GIN side of a scalar put: one body per value width (1, 2, 4, 8 bytes). Not blocking:
+ * nvshmem_quiet completes it. */
 template <typename U>
 __device__ __noinline__ void p_remote(const char *fn, const niin_device_context *cp, void *dest,
                                       U bits, int pe) {
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
-#if NIIN_USE_GIN
-    if (!c.gin_enabled) return not_implemented(fn, kNoGinComm);
-    ncclGin gin(c.dev_comm, gin_context_index());
-    gin.putValue(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), bits);
-#else
-    (void)dest;
-    (void)bits;
-    not_implemented(fn, kNoGinHeaders);
-#endif
+    if (!gin_ready(ScopeThread{}, fn, c)) return;
+    niin_gin_request r = gin_request(NIIN_GIN_PUT_VALUE, pe, false);
+    r.dest_off = heap_offset(c, dest);
+    r.value = static_cast<unsigned long long>(bits);
+    r.sig_op = static_cast<int>(sizeof(U));
+    gin_submit(c, r);
 }
 
-/* NCCL's VA signal (a 64-bit add at window + offset, ordered after the put it comes with):
- * ncclGin_StrongVASignalAdd from 2.30.7, ncclGin_VASignalAdd in 2.29.7-2.30.3, none
- * before. */
-#if NIIN_USE_GIN && NCCL_VERSION_CODE >= 23007
-#define NIIN_GIN_VA_SIGNAL 1
-using gin_va_signal_add = ncclGin_StrongVASignalAdd;
-#elif NIIN_USE_GIN && NCCL_VERSION_CODE >= 22907
-#define NIIN_GIN_VA_SIGNAL 1
-using gin_va_signal_add = ncclGin_VASignalAdd;
+/* NCCL's VA signals (2.29.7) carry the signal of a put-with-signal; without them there is
+ * no remote signal (the loopback test mode has its own). */
+#if NIIN_USE_GIN && NCCL_VERSION_CODE >= 22907
+#define NIIN_GIN_HAS_SIGNAL 1
 #else
-#define NIIN_GIN_VA_SIGNAL 0
+#define NIIN_GIN_HAS_SIGNAL 0
 #endif
 
 constexpr const char *kNoGinSignal =
@@ -151,37 +149,10 @@ constexpr const char *kNoGinSignal =
 constexpr const char *kSignalOutsideHeap =
     "the signal word must be a symmetric address (in the symmetric heap)";
 
-/* The signal of a put-with-signal or of nvshmemx_signal_op to a PE outside the LSA team,
- * after `gin` has issued the put (if any). ADD: NCCL's VA signal add (a zero-byte put that
- * carries it when there is no data). SET: GIN has no remote set, so the data is flushed
- * first, then the value is written with putValue (NCCL-VERSIONS.md). */
-template <typename NcclCoop>
-__device__ __forceinline__ void gin_signal_after(const niin_device_context &c, ncclGin &gin,
-                                                 NcclCoop nccl_coop, size_t sig_off,
-                                                 uint64_t signal, int sig_op, int pe) {
-#if NIIN_GIN_VA_SIGNAL
-    if (sig_op == NVSHMEM_SIGNAL_ADD) {
-        gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, 0, c.window, 0, 0,
-                gin_va_signal_add{c.window, sig_off, signal}, ncclGin_None{}, nccl_coop);
-    } else {
-        gin.flush(nccl_coop);
-        if (nccl_coop.thread_rank() == 0)
-            gin.putValue(ncclTeamWorld(c.dev_comm), pe, c.window, sig_off, signal);
-    }
-#else
-    (void)c;
-    (void)gin;
-    (void)nccl_coop;
-    (void)sig_off;
-    (void)signal;
-    (void)sig_op;
-    (void)pe;
-#endif
-}
-
 /* Put of `bytes` from local `source` to symmetric `dest` on a PE outside the LSA team, then
  * the signal `sig_op` (NVSHMEM_SIGNAL_SET / _ADD) of `signal` at symmetric `sig_addr` there,
- * ordered after the data. blocking: the source may be reused on return (flush). */
+ * ordered after the data (the worker: one put with a VA signal add; SET: put, flush, then
+ * the value). blocking: the source may be reused on return. */
 template <typename Coop>
 __device__ __noinline__ void gin_put_signal(Coop coop, const char *fn,
                                             const niin_device_context *cp, void *dest,
@@ -189,36 +160,21 @@ __device__ __noinline__ void gin_put_signal(Coop coop, const char *fn,
                                             uint64_t signal, int sig_op, int pe, bool blocking) {
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
-#if NIIN_GIN_VA_SIGNAL
-    if (!c.gin_enabled) return not_implemented(coop, fn, kNoGinComm);
+    if (!gin_ready(coop, fn, c)) return;
+    if (!NIIN_GIN_HAS_SIGNAL && !c.gin_loopback)
+        return not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinSignal : kNoGinHeaders);
     if (bytes > 0 && !in_heap(c, source, bytes))
         return not_implemented(coop, fn, kGinSourceOutsideHeap);
     if (!in_heap(c, sig_addr, sizeof(uint64_t))) return not_implemented(coop, fn, kSignalOutsideHeap);
-    with_nccl_coop(coop, [&](auto nccl_coop) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        if (bytes > 0 && sig_op == NVSHMEM_SIGNAL_ADD) {
-            gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), c.window,
-                    heap_offset(c, source), bytes,
-                    gin_va_signal_add{c.window, heap_offset(c, sig_addr), signal}, ncclGin_None{},
-                    nccl_coop);
-        } else {
-            if (bytes > 0)
-                gin.put(ncclTeamWorld(c.dev_comm), pe, c.window, heap_offset(c, dest), c.window,
-                        heap_offset(c, source), bytes, ncclGin_None{}, ncclGin_None{}, nccl_coop);
-            gin_signal_after(c, gin, nccl_coop, heap_offset(c, sig_addr), signal, sig_op, pe);
-        }
-        if (blocking) gin.flush(nccl_coop);
-    });
-#else
-    (void)dest;
-    (void)source;
-    (void)bytes;
-    (void)sig_addr;
-    (void)signal;
-    (void)sig_op;
-    (void)blocking;
-    not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinSignal : kNoGinHeaders);
-#endif
+    if (coop.thread_rank() != 0) return;
+    niin_gin_request r = gin_request(NIIN_GIN_PUT_SIGNAL, pe, blocking);
+    r.dest_off = bytes > 0 ? heap_offset(c, dest) : 0;
+    r.src_off = bytes > 0 ? heap_offset(c, source) : 0;
+    r.bytes = bytes;
+    r.sig_off = heap_offset(c, sig_addr);
+    r.value = signal;
+    r.sig_op = sig_op;
+    gin_submit(c, r);
 }
 
 /* nvshmemx_signal_op to a PE outside the LSA team: the signal alone (no data). */
@@ -230,18 +186,15 @@ __device__ __noinline__ void gin_signal_op(const char *fn, const niin_device_con
                    false);
 }
 
-/* Completion of this CTA's GIN operations (a flush), for callers that issued several
- * non-blocking GIN operations (strided transfers) and must complete them. */
+/* Completion of this module's GIN requests so far (a FLUSH through the proxy), by one
+ * thread: nvshmem_quiet and nvshmem_fence, and callers that posted several non-blocking
+ * requests (strided transfers). Nothing to do without a queue. */
 template <int = 0>
 __device__ __noinline__ void gin_quiet(const char *fn, const niin_device_context *cp) {
     const niin_device_context &c = *cp;
     require_init(fn, c);
-#if NIIN_USE_GIN
-    if (c.gin_enabled) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.flush(ncclCoopThread());
-    }
-#endif
+    if (c.gin_queue == nullptr) return;
+    gin_submit(c, gin_request(NIIN_GIN_FLUSH, c.my_pe, true));
 }
 
 } /* namespace detail */

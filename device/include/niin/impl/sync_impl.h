@@ -4,52 +4,33 @@
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal.
  *
  * What the barriers need from the device communicator (created by the per-module hook
- * of niin/context.h): lsaBarrierCount >= barrier_count always (the LSA session, and the
- * LSA half of the hybrid one); with more than one LSA team also GIN and the GIN barriers
- * of NCCL's hybrid world session (barrierCount; NCCL-VERSIONS.md "Barriers"). A barrier
- * of a team of one PE needs none of it.
+ * of niin/context.h): lsaBarrierCount >= barrier_count always (NCCL's LSA barrier session);
+ * with more than one LSA team also GIN signals (ginSignalCount >= barrier_count: the rail
+ * barrier of the GIN proxy, niin/impl/gin_proxy_impl.h). A barrier of a team of one PE
+ * needs none of it.
  */
 #ifndef NIIN_IMPL_SYNC_IMPL_H
 #define NIIN_IMPL_SYNC_IMPL_H
 
 #include "niin/impl/common_impl.h"
+#include "niin/impl/gin_impl.h"
 
 #if defined(__CUDACC__)
 namespace niin {
 namespace detail {
 
-#if NIIN_USE_GIN
-/* The GIN fence of a completing barrier: puts of the other PEs visible here and this
- * PE's gets landed (ncclGinFenceLevel::Put | Get) where the headers have those levels
- * (2.31.2 has them, 2.30.3 not; detected, not version-checked); where the only level is
- * Relaxed, the quiet before the barrier does the completing. */
-template <typename E>
-__device__ constexpr auto gin_fence_complete(int) -> decltype(E::Put | E::Get) {
-    return E::Put | E::Get;
-}
-template <typename E>
-__device__ constexpr E gin_fence_complete(long) {
-    return E::Relaxed;
-}
-#endif
-
-/* Completion of this thread's earlier operations: a flush of this CTA's GIN context
- * (when the devComm has GIN), then a system-scope fence. Also nvshmem_fence's ordering:
- * GIN has no lighter operation that orders puts. Out of line (a template only for the
- * linkage: one weak body however many TUs include it): NCCL's GIN flush is thousands of
- * instructions, and inlined at every nvshmem_quiet/nvshmem_fence it multiplied ptxas's time
- * (a test TU with ~100 call sites took minutes). */
-template <int = 0>
-__device__ __noinline__ void quiet_thread(const niin_device_context &c) {
-#if NIIN_USE_GIN
-    if (c.gin_enabled) {
-        ncclGin gin(c.dev_comm, gin_context_index());
-        gin.flush(ncclCoopThread());
-    }
-#else
-    (void)c;
-#endif
+/* Completion of this thread's earlier operations: a system-scope fence, and when this
+ * module has a GIN proxy, a FLUSH through it (gin_quiet, out of line). Also nvshmem_fence's
+ * ordering: GIN has no lighter operation that orders puts. */
+__device__ __forceinline__ void quiet_thread(const niin_device_context &c) {
     __threadfence_system();
+    if (c.gin_queue != nullptr) call_out_of_line(&gin_quiet<0>, "nvshmem_quiet", &c);
+}
+
+/* The rail part of a world barrier across LSA teams, out of line (gin_proxy_impl.h). */
+template <int = 0>
+__device__ __noinline__ void rail_barrier(const niin_device_context *c, unsigned int index) {
+    gin_rail_barrier(*c, index);
 }
 
 constexpr const char *kBarrierTeamWhy =
@@ -58,8 +39,8 @@ constexpr const char *kBarrierTeamWhy =
 constexpr const char *kNoBarriers =
     "this module's NCCL device communicator was created without barriers (barrier_count 0)";
 constexpr const char *kNoWorldBarrier =
-    "a barrier of all PEs across LSA teams needs NCCL GIN (headers >= 2.28.7, a devComm with "
-    "GIN, and NIIN_DEVICE_GIN not 0)";
+    "a barrier of all PEs across LSA teams needs the GIN proxy (NCCL headers >= 2.28.7, a world "
+    "with GIN, and NIIN_DEVICE_GIN not 0)";
 
 /* Barrier (complete = true: quiet first and GIN's completing fence) or sync (false) of
  * `team`, by every thread of `coop`. Out of line: one body per scope; a 2-D or 3-D block
@@ -85,37 +66,36 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
     auto nccl_coop = nccl_coop_of(coop);
     coop.sync();
     if (complete) {
-#if NIIN_USE_GIN
-        if (c.gin_enabled) {
-            ncclGin gin(c.dev_comm, gin_context_index());
-            gin.flush(nccl_coop);
-        }
-#endif
         __threadfence_system();
+        if (c.gin_queue != nullptr) {
+            if (coop.thread_rank() == 0) call_out_of_line(&gin_quiet<0>, fn, &c);
+            coop.sync();
+        }
     }
-    if ((lsa_team ? c.lsa_size : c.n_pes) == 1) {
+    if ((lsa_team ? c.barrier_lsa_size : c.n_pes) == 1) {
         /* A team of one PE: nothing to wait for but this group (the syncs around), and the
          * ordering NCCL's barrier would give. Also what a one-PE world without a devComm
          * (has_dev_comm = 0, niin/context.h) relies on. */
         __threadfence();
-    } else if (lsa_team || c.lsa_size == c.n_pes) {
+    } else if (lsa_team || c.barrier_lsa_size == c.n_pes) {
         ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
                                                        index);
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
     } else {
-#if NIIN_USE_GIN
-        if (!c.gin_enabled) {
+        /* Across LSA teams: the LSA team meets, its PEs meet their rail peers (the PEs of
+         * the same LSA rank on the other LSA teams) through the GIN proxy, and the LSA team
+         * meets again, so no PE leaves before every PE arrived. */
+        if (c.gin_queue == nullptr) {
             not_implemented(coop, fn, kNoWorldBarrier);
             return 0;
         }
-        ncclGin gin(c.dev_comm, gin_context_index());
-        ncclBarrierSession<decltype(nccl_coop)> bar(nccl_coop, ncclTeamTagWorld{}, gin, index);
-        bar.sync(nccl_coop, cuda::memory_order_acq_rel,
-                 complete ? gin_fence_complete<ncclGinFenceLevel>(0) : ncclGinFenceLevel::Relaxed);
-#else
-        not_implemented(coop, fn, kNoWorldBarrier);
-        return 0;
-#endif
+        ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
+                                                       index);
+        bar.sync(nccl_coop, cuda::memory_order_acq_rel);
+        coop.sync();
+        if (coop.thread_rank() == 0) call_out_of_line(&rail_barrier<0>, &c, index);
+        coop.sync();
+        bar.sync(nccl_coop, cuda::memory_order_acq_rel);
     }
     coop.sync();
     return 0;
