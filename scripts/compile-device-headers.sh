@@ -17,7 +17,9 @@
 #        --expt-relaxed-constexpr [-rdc=true] -I device/include -isystem NCCL_INCLUDE_DIR -c
 #
 # NCCL's headers are a system include: their own unused parameters are not ours to fix.
-# Then the host side of the object must leave the functions that libnvshmem_host also
+# In the whole-program build every kernel must use at most 64 registers (-Xptxas -v), the
+# most a 1024-thread block allows: the kernels have no __launch_bounds__, as NVSHMEM
+# programs have none. Then the host side of the object must leave the functions that libnvshmem_host also
 # has (nvshmem_my_pe, nvshmem_putmem, nvshmem_barrier_all, ...) undefined, i.e. call the
 # library from host code, not a device body.
 #
@@ -75,6 +77,7 @@ for inc in "$@"; do
         extra=()
         [ "$mode" = rdc ] && extra=(-rdc=true)
         [ "$mode" = nogin ] && extra=(-DNIIN_DEVICE_GIN=0)
+        [ "$mode" = whole ] && extra=(-Xptxas -v)
         (
             "$nvcc" "${flags[@]}" "${extra[@]}" -isystem "$inc" -c "$source_file" \
                 -o "$out/$tu.$mode.o" >"$out/$tu.$mode.log" 2>&1
@@ -97,6 +100,20 @@ for inc in "$@"; do
                     status=1
                 fi
             done
+            if [ "$mode" = whole ]; then
+                # The register budget (issue 12, part 0): every kernel of these TUs (none has
+                # __launch_bounds__) must fit a 1024-thread block, 64 registers a thread.
+                # niin-rs's own GIN worker kernel is exempt: it runs <<<1, 32>>>.
+                over="$(awk '/Compiling entry function/ { match($0, /\x27[^\x27]*\x27/); k = substr($0, RSTART + 1, RLENGTH - 2) }
+                    /Used [0-9]+ registers/ && k != "" { for (i = 1; i <= NF; i++) if ($i == "Used") r = $(i + 1);
+                        if (r > 64 && k !~ /niin_gin_worker/) print k " " r; k = "" }' "$out/$tu.$mode.log")"
+                if [ -n "$over" ]; then
+                    echo "FAIL NCCL $version ($inc), $tu: kernels over 64 registers (a 1024-thread block cannot launch):"
+                    echo "$over"
+                    ok=0
+                    status=1
+                fi
+            fi
             [ $ok = 1 ] && echo "ok   NCCL $version ($inc), $tu, $mode"
         else
             echo "FAIL NCCL $version ($inc), $tu, $mode:"

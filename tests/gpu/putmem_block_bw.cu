@@ -29,11 +29,11 @@
 
 #include "test_init.h"
 
-// __launch_bounds__(1024): a 1024-thread launch needs at most 64 registers per thread. With
-// NCCL >= 2.31 headers niin-rs's GIN path (compiled in, never taken on one node) lifts this
-// kernel to ~122 registers without the bound (niin/config.h, NIIN_DEVICE_GIN); with it,
-// ptxas fits 64, spilling in the GIN path only. NVSHMEM builds the same source.
-__global__ void __launch_bounds__(1024) bw_kernel(char *buf, size_t bytes, int peer, int iters) {
+// No __launch_bounds__: an NVSHMEM program launches 1024-thread blocks without one, so the
+// device API must fit 64 registers a thread by itself, GIN path compiled in (niin-rs's GIN
+// code runs in the GIN proxy's worker kernel, niin/impl/gin_proxy_impl.h). NVSHMEM builds
+// the same source.
+__global__ void bw_kernel(char *buf, size_t bytes, int peer, int iters) {
     // CTA b's piece: 16-byte aligned boundaries, the last CTA takes the remainder.
     const size_t per = (bytes / gridDim.x) & ~static_cast<size_t>(15);
     const size_t off = per * blockIdx.x;
@@ -46,8 +46,7 @@ __global__ void __launch_bounds__(1024) bw_kernel(char *buf, size_t bytes, int p
 // to `peer_buf` (the peer's buffer as the host's nvshmem_ptr maps it), a __syncthreads before
 // and after each round as nvshmemx_putmem_block has. What the mapping itself allows, for
 // either library.
-__global__ void __launch_bounds__(1024) raw_kernel(char *peer_buf, const char *buf, size_t bytes,
-                                                   int iters) {
+__global__ void raw_kernel(char *peer_buf, const char *buf, size_t bytes, int iters) {
     const size_t per = (bytes / gridDim.x) & ~static_cast<size_t>(15);
     const size_t off = per * blockIdx.x;
     const size_t len = blockIdx.x + 1 == gridDim.x ? bytes - off : per;
