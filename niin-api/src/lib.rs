@@ -49,7 +49,7 @@ mod world;
 pub use buffer::{SymBuffer, SymSlice};
 pub use config::{TransportKind, WorldConfig};
 pub use error::{Error, Result};
-pub use niin_teams::{TeamConfig, TeamId};
+pub use niin_teams::{DeviceTeam, DeviceTeamTable, TeamConfig, TeamId};
 pub use niin_transport::{Cmp, SignalOp};
 pub use ordered::strided_span;
 pub use spmd::{JobPlace, run_in_process};

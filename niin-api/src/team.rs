@@ -36,6 +36,13 @@ impl World {
         self.teams().translate_pe(src, src_pe, dest)
     }
 
+    /// This PE's team table in the form device code reads (entry `k`: the team of handle
+    /// `k`; see [`DeviceTeamTable`](crate::DeviceTeamTable)): what `libnvshmem_host` copies
+    /// to the GPU after every split and destroy.
+    pub fn device_team_table(&self) -> crate::DeviceTeamTable {
+        self.teams().device_table()
+    }
+
     /// The configuration `team` was created with (`nvshmem_team_get_config`).
     pub fn team_get_config(&self, team: TeamId) -> Result<TeamConfig> {
         self.teams().get_config(team).map_err(|e| self.team_err(e))

@@ -661,9 +661,75 @@ pub fn one_pe_without_dev_comm(n_pes: c_int, lsa_size: c_int, gin_wanted: c_int)
 #[repr(C, align(64))]
 struct DevCommStorage([u8; DEV_COMM_CAPACITY]);
 
+/// Entries of the team table on the device: handles `0..DEVICE_TEAM_SLOTS` are known to
+/// device code (a team with a larger handle is refused there by the NOT_IMPLEMENTED policy).
+pub const DEVICE_TEAM_SLOTS: usize = 1024;
+
+/// The PE's team table in device memory, the staging copy it is written from, and the
+/// stream of the copies.
+struct DeviceTeams {
+    device: niin_transport::cuda::DeviceBuffer,
+    staging: niin_transport::cuda::HostPinned,
+    stream: niin_transport::cuda::Stream,
+}
+
+impl DeviceTeams {
+    fn new(parts: &DeviceParts) -> FfiResult<DeviceTeams> {
+        let bytes = DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES;
+        let fail = |what: &str, e: niin_transport::cuda::CudaError| {
+            FfiError::Os(format!("the device team table: {what}: {e}"))
+        };
+        parts
+            .device
+            .make_current()
+            .map_err(|e| fail("making the device current", e))?;
+        Ok(DeviceTeams {
+            device: niin_transport::cuda::DeviceBuffer::alloc_on(&parts.device, bytes)
+                .map_err(|e| fail("cuMemAlloc", e))?,
+            staging: niin_transport::cuda::HostPinned::alloc_on(&parts.device, bytes)
+                .map_err(|e| fail("cuMemHostAlloc", e))?,
+            stream: niin_transport::cuda::Stream::create_on(&parts.device)
+                .map_err(|e| fail("a stream", e))?,
+        })
+    }
+
+    /// Copies `table` (unused slots after its end) to the device and waits for the copy.
+    fn publish(&self, table: &niin_api::DeviceTeamTable) -> FfiResult<()> {
+        let mut bytes = table.to_bytes();
+        bytes.truncate(DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES);
+        let unused = niin_api::DeviceTeam::UNUSED.to_le_bytes();
+        while bytes.len() < DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES {
+            bytes.extend_from_slice(&unused);
+        }
+        let fail = |what: &str, e: niin_transport::cuda::CudaError| {
+            FfiError::Os(format!(
+                "publishing the team table to the device: {what}: {e}"
+            ))
+        };
+        self.staging
+            .write_bytes(0, &bytes)
+            .map_err(|e| fail("staging", e))?;
+        // SAFETY: both ranges are live allocations of `bytes.len()` bytes (the device table
+        // and the mapped staging buffer), and the copy is waited for before either is used
+        // again.
+        unsafe {
+            niin_transport::cuda::memcpy_async(
+                self.device.ptr(),
+                self.staging.device_ptr(),
+                bytes.len(),
+                &self.stream,
+            )
+        }
+        .map_err(|e| fail("cuMemcpyAsync", e))?;
+        self.stream.synchronize().map_err(|e| fail("waiting", e))
+    }
+}
+
 /// The world whose device contexts the modules have.
 struct Attached {
     info: NiinHostInfo,
+    /// The team table the contexts point at (`info.team_table`).
+    teams: Option<DeviceTeams>,
     groups: Vec<Group>,
     runtime: NcclVersion,
     library: String,
@@ -993,8 +1059,14 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     let mut reg = registry();
     detach_locked(&mut reg)?;
     let nccl = parts.comm.nccl();
+    let teams = DeviceTeams::new(&parts)?;
+    teams.publish(&world.device_team_table())?;
+    let mut info = host_info(&parts, world.n_pes(), settings);
+    info.team_slots = DEVICE_TEAM_SLOTS as c_int;
+    info.team_table = teams.device.ptr() as *mut c_void;
     reg.attached = Some(Attached {
-        info: host_info(&parts, world.n_pes(), settings),
+        teams: Some(teams),
+        info,
         groups: Vec::new(),
         runtime: nccl.version(),
         library: nccl.path().to_owned(),
@@ -1065,6 +1137,16 @@ fn detach_locked(reg: &mut Registry) -> FfiResult<()> {
     first
 }
 
+/// Copies `world`'s team table to the device after a split or destroy, so kernels see the
+/// teams the host has (nothing to do on a world without NCCL).
+pub(crate) fn publish_teams(world: &World) -> FfiResult<()> {
+    let reg = registry();
+    match reg.attached.as_ref().and_then(|a| a.teams.as_ref()) {
+        Some(teams) => teams.publish(&world.device_team_table()),
+        None => Ok(()),
+    }
+}
+
 /// One round of the GIN proxy (niin-ffi/src/gin_proxy.rs): every set-up module's
 /// `gin_poll` hook. Returns whether any worker runs, or `None` when no world is attached
 /// (the proxy then ends). A failing hook is reported once per round with a `NIIN:` line.
@@ -1098,6 +1180,133 @@ pub fn module_counts() -> (usize, usize) {
     let reg = registry();
     let set_up = reg.modules.iter().filter(|m| m.set_up).count();
     (reg.modules.len(), set_up)
+}
+
+// ---- driver-API modules (crate::cumodule) ---------------------------------------------
+
+/// The attached NCCL world as a driver-API module ([`crate::cumodule`]) needs it.
+pub(crate) struct CumoduleWorld {
+    /// The host info every module is set up with.
+    pub(crate) info: NiinHostInfo,
+    /// The loaded NCCL.
+    pub(crate) runtime: NcclVersion,
+    /// Its path, for messages.
+    pub(crate) library: String,
+    /// The communicator's device (its primary context).
+    pub(crate) device: niin_transport::cuda::Device,
+}
+
+/// The attached world, or `None` when no world with NCCL is attached (before init, after
+/// finalize, on the mock transport).
+pub(crate) fn cumodule_world() -> Option<CumoduleWorld> {
+    let reg = registry();
+    let att = reg.attached.as_ref()?;
+    Some(CumoduleWorld {
+        info: att.info,
+        runtime: att.runtime,
+        library: att.library.clone(),
+        device: att.parts.device.clone(),
+    })
+}
+
+/// The device communicator of header ABI `key` (`NCCL_VERSION_CODE`, `sizeof(ncclDevComm)`,
+/// `sizeof(ncclDevCommRequirements)`) for the driver-API module `name`: the one the
+/// registered modules of that ABI share, created now when none has been (collective:
+/// `ncclDevCommCreate` under the communicator's lock, with the requirements that
+/// `requirements` returns, a pointer that stays valid until this function returns).
+/// Returns a copy of the devComm's bytes, or `None` in a one-PE world whose NCCL refuses
+/// one (as for registered modules: [`one_pe_without_dev_comm`]). The group, and so the
+/// devComm, lives until the world is detached.
+pub(crate) fn cumodule_dev_comm(
+    key: (c_int, c_uint, c_uint),
+    name: &str,
+    requirements: impl FnOnce(&NiinHostInfo) -> FfiResult<*const c_void>,
+) -> FfiResult<Option<Vec<u8>>> {
+    let mut reg = registry();
+    let Some(att) = reg.attached.as_mut() else {
+        return Err(FfiError::NotSupported(format!(
+            "{name}: no NCCL world is attached (nvshmem_init on the NCCL transport first)"
+        )));
+    };
+    let size = key.1 as usize;
+    if size > DEV_COMM_CAPACITY {
+        return Err(FfiError::NotSupported(format!(
+            "{name}: sizeof(ncclDevComm) = {size} exceeds the {DEV_COMM_CAPACITY} bytes of \
+             storage"
+        )));
+    }
+    let Attached {
+        info,
+        groups,
+        parts,
+        ..
+    } = att;
+    let index = match groups.iter().position(|g| g.key == key) {
+        Some(i) => i,
+        None => {
+            groups.push(Group {
+                key,
+                dev_comm: None,
+                without: false,
+                storage: Box::new(DevCommStorage([0; DEV_COMM_CAPACITY])),
+            });
+            groups.len() - 1
+        }
+    };
+    let group = &mut groups[index];
+    if group.dev_comm.is_none() && !group.without {
+        let Some(create) = info.dev_comm_create else {
+            return Err(FfiError::NotSupported(format!(
+                "{name}: the loaded NCCL has no ncclDevCommCreate: kernels calling nvshmem_* \
+                 need NCCL's device API"
+            )));
+        };
+        let reqs = requirements(info)?;
+        let storage = group.storage.0.as_mut_ptr().cast::<c_void>();
+        let rc = parts
+            .with_comm_locked(|comm| {
+                // SAFETY: the loaded NCCL's ncclDevCommCreate with the world's communicator
+                // (its lock held), requirements laid out by the module's own headers (valid
+                // for this call, per this function's contract) and DEV_COMM_CAPACITY zeroed
+                // bytes of this group's storage, more than the headers' sizeof(ncclDevComm).
+                unsafe { create(comm, reqs, storage.cast()) }
+            })
+            .map_err(|e| FfiError::Os(format!("{name}: {e}")))?;
+        if rc == sys::ncclResult_t::ncclSuccess {
+            // SAFETY: `storage` holds a devComm that this library's ncclDevCommCreate made for
+            // this communicator; the group owns the storage, which outlives the DevComm
+            // (dropped first), and only that DevComm destroys it.
+            let adopted = unsafe { DevComm::adopt(parts.comm.clone(), storage) };
+            group.dev_comm = Some(adopted.map_err(|e| FfiError::Os(e.to_string()))?);
+        } else if one_pe_without_dev_comm(info.n_pes, info.lsa_size, info.gin_wanted) {
+            group.without = true;
+        } else {
+            let text = |f: Option<GetErrorStringFn>| {
+                // SAFETY: the loaded NCCL's ncclGetErrorString, which returns a static string
+                // (or NULL) for any result code.
+                let p = f.map_or(std::ptr::null(), |f| unsafe { f(rc) });
+                if p.is_null() {
+                    "?".to_owned()
+                } else {
+                    // SAFETY: non-null: a NUL-terminated static string of NCCL.
+                    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+                }
+            };
+            return Err(FfiError::Os(format!(
+                "{name} could not create its NCCL device communicator: ncclDevCommCreate \
+                 (NCCL {} headers, library {}) returned {} ({})",
+                NcclVersion::from_code(key.0),
+                NcclVersion::from_code(info.nccl_version_code),
+                text(info.get_error_string),
+                rc.0
+            )));
+        }
+    }
+    Ok(if group.without {
+        None
+    } else {
+        Some(group.storage.0[..size].to_vec())
+    })
 }
 
 #[cfg(test)]

@@ -65,6 +65,7 @@ pub unsafe extern "C" fn nvshmem_team_split_strided(
         // SAFETY: `config` is NULL or readable (this function's contract).
         let config = unsafe { read_config(config, config_mask) };
         let team = w.team_split_strided(parent, start, stride, size, config)?;
+        crate::modules::publish_teams(&w)?;
         // SAFETY: as above.
         unsafe { write_team(new_team, team) };
         Ok(())
@@ -109,6 +110,7 @@ pub unsafe extern "C" fn nvshmem_team_split_2d(
         // SAFETY: as above.
         let yconfig = unsafe { read_config(yaxis_config, yaxis_mask) };
         let (x, y) = w.team_split_2d(parent, xrange, xconfig, yconfig)?;
+        crate::modules::publish_teams(&w)?;
         // SAFETY: non-null and writable (this function's contract).
         unsafe { write_team(xaxis_team, x) };
         // SAFETY: as above.
@@ -126,7 +128,8 @@ pub extern "C" fn nvshmem_team_destroy(team: c_int) {
         if team == NVSHMEM_TEAM_INVALID {
             return Ok(());
         }
-        Ok(w.team_destroy(convert::team(&w, team)?)?)
+        w.team_destroy(convert::team(&w, team)?)?;
+        crate::modules::publish_teams(&w)
     });
 }
 

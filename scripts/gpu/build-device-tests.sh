@@ -58,7 +58,13 @@ fi
 # Where NVSHMEM lives on the GPU machine (GPU.md).
 NVS_REMOTE=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem/lib
 
-rm -rf "$OUTD"
+# ONLY="name ..." builds just those programs, keeping what an earlier build left in .gpu/dev
+# (unpacked from .gpu/dev.tar.xz): a quicker rebuild of the programs a change touched.
+if [ -n "${ONLY:-}" ]; then
+    if [ -f "$root/.gpu/dev.tar.xz" ] && [ ! -d "$OUTD" ]; then tar -xJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu"; fi
+else
+    rm -rf "$OUTD"
+fi
 mkdir -p "$OUTD" "$OUTD/logs"
 STRICT=(-std=c++17 -O2 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror)
 NIIN_LINK=(-L"$NH/lib" -lnvshmem_host -Xlinker -rpath='$ORIGIN/../NIIN_HOME/lib')
@@ -67,6 +73,7 @@ pids=()
 names=()
 job() { # name, command... (two at a time)
     local name=$1; shift
+    if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return 0; fi
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do sleep 0.2; done
     ("$@" >"$OUTD/logs/$name.log" 2>&1) &
     pids+=($!)
@@ -134,7 +141,7 @@ for f in "$OUTD"/logs/*.log; do
     fi
 done
 rm -rf "$OUTD/logs"
-for f in "$OUTD"/*; do strip "$f"; done
+for f in "$OUTD"/*; do [ -f "$f" ] && strip "$f" 2>/dev/null; done
 md5sum "$NVS/lib/libnvshmem_host.so.3" | cut -d' ' -f1 >"$OUTD/nvshmem_host.md5"
 du -sh "$OUTD"
 tar -cJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu" dev

@@ -80,6 +80,8 @@ struct niin_device_context {
     int barrier_lsa_size;           /* PEs of this PE's LSA team for barriers (lsa_size
                                        above is the routing table's size, 1 under
                                        NIIN_GIN_LOOPBACK) */
+    int team_lsa_rank;              /* this PE's rank in its LSA team (lsa_rank above is 0
+                                       under NIIN_GIN_LOOPBACK) */
     int gin_loopback;               /* NIIN_GIN_LOOPBACK test mode: peers are routed through the
                                        GIN proxy, whose worker moves the bytes by load/store */
     struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL

@@ -15,11 +15,13 @@
  *                                        outside the symmetric heap
  *   nvshmem_info_get_version/_name,      constants (niin/types.h), as on the host
  *   nvshmemx_vendor_get_version_info
- *   nvshmem_team_my_pe/_n_pes,           NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and
- *   nvshmem_team_translate_pe            NVSHMEMX_TEAM_NODE (both: the LSA team) on the
- *                                        device; other teams: NOT_IMPLEMENTED policy
- *                                        (value -1 under NIIN_NOOP/NIIN_WARN, NVSHMEM's
- *                                        "not a member" answer)
+ *   nvshmem_team_my_pe/_n_pes,           any team: WORLD and SHARED / NODE (the LSA team)
+ *   nvshmem_team_translate_pe            from the context, split teams (and the other
+ *                                        predefined ones) from the PE's team table, which
+ *                                        libnvshmem_host copies to the GPU after every
+ *                                        split and destroy (handles below 1024). A handle
+ *                                        the table does not hold: NOT_IMPLEMENTED policy
+ *                                        (value -1 under NIIN_NOOP/NIIN_WARN)
  *   nvshmem_global_exit                  device side: NOT_IMPLEMENTED policy
  */
 #ifndef NIIN_QUERY_H

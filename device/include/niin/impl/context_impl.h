@@ -511,6 +511,7 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
     ctx.team_slots = info->team_slots;
     ctx.teams = static_cast<const niin_device_team *>(info->team_table);
     ctx.barrier_lsa_size = info->lsa_size;
+    ctx.team_lsa_rank = info->lsa_rank;
     ctx.gin_loopback = info->gin_loopback != 0;
     if (ctx.gin_loopback) ctx.gin_enabled = 1;
 
@@ -610,5 +611,7 @@ niin_module_registration niin_module_registration_of_this_tu;
 #endif /* !NIIN_NO_DEVICE_CONTEXT */
 #endif /* !__CUDACC_RTC__ */
 #endif /* __CUDACC__ */
+
+#include "niin/impl/cumodule_impl.h"
 
 #endif /* NIIN_IMPL_CONTEXT_IMPL_H */

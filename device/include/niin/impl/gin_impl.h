@@ -91,11 +91,14 @@ __device__ __noinline__ void gin_put(Coop coop, const char *fn, const niin_devic
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
     if (bytes == 0 || !gin_ready(coop, fn, c)) return;
-    if (!in_heap(c, source, bytes)) return not_implemented(coop, fn, kGinSourceOutsideHeap);
+    const bool heap_source = in_heap(c, source, bytes);
+    if (!heap_source && !c.gin_loopback)
+        return not_implemented(coop, fn, kGinSourceOutsideHeap);
     if (coop.thread_rank() != 0) return;
     niin_gin_request r = gin_request(NIIN_GIN_PUT, pe, blocking);
     r.dest_off = heap_offset(c, dest);
-    r.src_off = heap_offset(c, source);
+    r.src_off = heap_source ? heap_offset(c, source) : reinterpret_cast<unsigned long long>(source);
+    if (!heap_source) r.flags |= NIIN_GIN_ABS_SRC;
     r.bytes = bytes;
     gin_submit(c, r);
 }
@@ -111,10 +114,12 @@ __device__ __noinline__ void gin_get(Coop coop, const char *fn, const niin_devic
     if (bytes == 0 || !gin_ready(coop, fn, c)) return;
     if (!NIIN_USE_GIN_GET && !c.gin_loopback)
         return not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinGet : kNoGinHeaders);
-    if (!in_heap(c, dest, bytes)) return not_implemented(coop, fn, kGinDestOutsideHeap);
+    const bool heap_dest = in_heap(c, dest, bytes);
+    if (!heap_dest && !c.gin_loopback) return not_implemented(coop, fn, kGinDestOutsideHeap);
     if (coop.thread_rank() != 0) return;
     niin_gin_request r = gin_request(NIIN_GIN_GET, pe, blocking);
-    r.dest_off = heap_offset(c, dest);
+    r.dest_off = heap_dest ? heap_offset(c, dest) : reinterpret_cast<unsigned long long>(dest);
+    if (!heap_dest) r.flags |= NIIN_GIN_ABS_DEST;
     r.src_off = heap_offset(c, source);
     r.bytes = bytes;
     gin_submit(c, r);
@@ -133,6 +138,18 @@ __device__ __noinline__ void p_remote(const char *fn, const niin_device_context 
     r.value = static_cast<unsigned long long>(bits);
     r.sig_op = static_cast<int>(sizeof(U));
     gin_submit(c, r);
+}
+
+/* The GIN side of a scalar get: NCCL GIN has no get that returns a value, so the
+ * NOT_IMPLEMENTED policy, except under NIIN_GIN_LOOPBACK (the worker reads the value). */
+template <typename U>
+__device__ __noinline__ U g_remote(const char *fn, const niin_device_context *cp,
+                                   const void *source, int pe) {
+    const niin_device_context &c = *cp;
+    require_target(fn, c, pe);
+    if (c.gin_loopback && c.gin_queue != nullptr)
+        return static_cast<U>(gin_get_value(c, pe, heap_offset(c, source), sizeof(U)));
+    return not_implemented_value<U>(fn, kNoScalarGet);
 }
 
 /* NCCL's VA signals (2.29.7) carry the signal of a put-with-signal; without them there is
@@ -163,13 +180,17 @@ __device__ __noinline__ void gin_put_signal(Coop coop, const char *fn,
     if (!gin_ready(coop, fn, c)) return;
     if (!NIIN_GIN_HAS_SIGNAL && !c.gin_loopback)
         return not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinSignal : kNoGinHeaders);
-    if (bytes > 0 && !in_heap(c, source, bytes))
+    const bool heap_source = bytes == 0 || in_heap(c, source, bytes);
+    if (!heap_source && !c.gin_loopback)
         return not_implemented(coop, fn, kGinSourceOutsideHeap);
     if (!in_heap(c, sig_addr, sizeof(uint64_t))) return not_implemented(coop, fn, kSignalOutsideHeap);
     if (coop.thread_rank() != 0) return;
     niin_gin_request r = gin_request(NIIN_GIN_PUT_SIGNAL, pe, blocking);
     r.dest_off = bytes > 0 ? heap_offset(c, dest) : 0;
-    r.src_off = bytes > 0 ? heap_offset(c, source) : 0;
+    r.src_off = bytes == 0 ? 0
+                : heap_source ? heap_offset(c, source)
+                              : reinterpret_cast<unsigned long long>(source);
+    if (!heap_source) r.flags |= NIIN_GIN_ABS_SRC;
     r.bytes = bytes;
     r.sig_off = heap_offset(c, sig_addr);
     r.value = signal;

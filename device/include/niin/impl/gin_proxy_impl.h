@@ -60,11 +60,17 @@ enum niin_gin_op {
     NIIN_GIN_PUT_VALUE = 3,  /* `width` bytes of `value` to dest_off on pe */
     NIIN_GIN_PUT_SIGNAL = 4, /* PUT (bytes may be 0), then sig_op of `value` at sig_off */
     NIIN_GIN_FLUSH = 5,      /* complete everything before it */
-    NIIN_GIN_BARRIER = 6     /* rail barrier `index`, epoch `value` */
+    NIIN_GIN_BARRIER = 6,    /* rail barrier `index`, epoch `value` */
+    NIIN_GIN_GET_VALUE = 7   /* NIIN_GIN_LOOPBACK only: `width` bytes at src_off on pe into
+                                the slot's `value` (nvshmem_<T>_g) */
 };
 
 /* Request flags. */
 #define NIIN_GIN_BLOCKING 1u /* flush after it and publish done */
+#define NIIN_GIN_ABS_SRC 2u  /* NIIN_GIN_LOOPBACK only: src_off is a device address (a put
+                                from memory outside the heap) */
+#define NIIN_GIN_ABS_DEST 4u /* NIIN_GIN_LOOPBACK only: dest_off is a device address (a get
+                                into memory outside the heap) */
 
 /* One slot of the queue: 64 bytes, one cache sector pair. */
 struct niin_gin_request {
@@ -152,6 +158,24 @@ __device__ __noinline__ inline void gin_wait_done(const niin_device_context &c, 
 __device__ __forceinline__ void gin_submit(const niin_device_context &c, niin_gin_request r) {
     const unsigned long long t = gin_post(c, r);
     if (r.flags & NIIN_GIN_BLOCKING) gin_wait_done(c, t);
+}
+
+/* NIIN_GIN_LOOPBACK: a scalar get through the proxy; the worker leaves the value in the
+ * request's slot, read once the request is done (a test mode: with NIIN_GIN_QUEUE_SLOTS
+ * requests posted after it before this read, the slot could be reused). */
+__device__ __noinline__ inline unsigned long long gin_get_value(const niin_device_context &c,
+                                                               int pe, unsigned long long off,
+                                                               int width) {
+    niin_gin_request r = {};
+    r.op = NIIN_GIN_GET_VALUE;
+    r.pe = pe;
+    r.src_off = off;
+    r.sig_op = width;
+    r.flags = NIIN_GIN_BLOCKING;
+    const unsigned long long t = gin_post(c, r);
+    gin_wait_done(c, t);
+    niin_gin_queue *q = c.gin_queue;
+    return *reinterpret_cast<volatile unsigned long long *>(&q->slots[t & (q->capacity - 1)].value);
 }
 
 /* The rail part of a barrier across LSA teams, by one thread of the calling CTA: a new

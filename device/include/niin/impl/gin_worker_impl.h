@@ -61,17 +61,20 @@ __device__ __forceinline__ char *gin_loopback_address(const niin_device_context 
 
 /* One request by load/store (NIIN_GIN_LOOPBACK). */
 __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
-                                                 const niin_gin_queue *q,
+                                                 niin_gin_queue *q,
                                                  const niin_gin_request &r) {
     const int me = c.my_pe;
     switch (r.op) {
     case NIIN_GIN_PUT:
     case NIIN_GIN_PUT_SIGNAL:
     case NIIN_GIN_GET: {
-        const char *src = r.op == NIIN_GIN_GET ? gin_loopback_address(c, q, r.pe, r.src_off)
-                                               : gin_loopback_address(c, q, me, r.src_off);
-        char *dst = r.op == NIIN_GIN_GET ? gin_loopback_address(c, q, me, r.dest_off)
-                                         : gin_loopback_address(c, q, r.pe, r.dest_off);
+        const char *src = (r.flags & NIIN_GIN_ABS_SRC)
+                              ? reinterpret_cast<const char *>(r.src_off)
+                              : gin_loopback_address(c, q, r.op == NIIN_GIN_GET ? r.pe : me,
+                                                     r.src_off);
+        char *dst = (r.flags & NIIN_GIN_ABS_DEST)
+                        ? reinterpret_cast<char *>(r.dest_off)
+                        : gin_loopback_address(c, q, r.op == NIIN_GIN_GET ? me : r.pe, r.dest_off);
         for (unsigned long long i = 0; i < r.bytes; i++) dst[i] = src[i];
         if (r.op == NIIN_GIN_PUT_SIGNAL) {
             __threadfence_system();
@@ -92,6 +95,18 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
         case 4: *reinterpret_cast<volatile uint32_t *>(dst) = static_cast<uint32_t>(r.value); break;
         default: *reinterpret_cast<volatile uint64_t *>(dst) = r.value; break;
         }
+        break;
+    }
+    case NIIN_GIN_GET_VALUE: {
+        const char *src = gin_loopback_address(c, q, r.pe, r.src_off);
+        unsigned long long v = 0;
+        switch (r.sig_op) {
+        case 1: v = *reinterpret_cast<const volatile uint8_t *>(src); break;
+        case 2: v = *reinterpret_cast<const volatile uint16_t *>(src); break;
+        case 4: v = *reinterpret_cast<const volatile uint32_t *>(src); break;
+        default: v = *reinterpret_cast<const volatile uint64_t *>(src); break;
+        }
+        q->slots[(q->head - 1) & (q->capacity - 1)].value = v; /* the slot just taken */
         break;
     }
     default:

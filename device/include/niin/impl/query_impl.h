@@ -14,29 +14,48 @@
 namespace niin {
 namespace detail {
 
-/* The PEs of a predefined team the device knows: WORLD, and SHARED = NODE = this PE's
- * LSA team (niin-teams: SHARED is the PEs nvshmem_ptr reaches, the node under LSA).
- * Returns false for any other team. */
+/* A team as the device sees it: team PE i is world PE start + i * stride. */
+struct DeviceTeamView {
+    int start, stride, size;
+};
+
+/* The team of handle `team`: WORLD and SHARED / NODE (this PE's LSA team, niin-teams: SHARED
+ * is the PEs nvshmem_ptr reaches, the node under LSA) from the context, any other from the
+ * PE's team table (niin/context.h: entry `team`, kept current by libnvshmem_host as teams are
+ * created and destroyed). Returns false for a handle the table does not hold (destroyed,
+ * never made, or past its team_slots entries). */
 __device__ __forceinline__ bool device_team(const niin_device_context &c, nvshmem_team_t team,
-                                            int *start, int *size) {
+                                            DeviceTeamView *t) {
     switch (team) {
         case NVSHMEM_TEAM_WORLD:
-            *start = 0;
-            *size = c.n_pes;
+            *t = DeviceTeamView{0, 1, c.n_pes};
             return true;
         case NVSHMEM_TEAM_SHARED:
         case NVSHMEMX_TEAM_NODE:
-            *start = c.my_pe - c.lsa_rank;
-            *size = c.lsa_size;
+            *t = DeviceTeamView{c.my_pe - c.team_lsa_rank, 1, c.barrier_lsa_size};
             return true;
         default:
-            return false;
+            break;
     }
+    if (team < 0 || team >= c.team_slots || c.teams == nullptr) return false;
+    const niin_device_team e = c.teams[team];
+    if (e.size <= 0) return false;
+    *t = DeviceTeamView{e.start, e.stride, e.size};
+    return true;
+}
+
+/* The number in `t` of world PE `pe`, or -1 if it is not a member. */
+__device__ __forceinline__ int team_index_of(const DeviceTeamView &t, int pe) {
+    const int d = pe - t.start;
+    if (t.stride == 0) return d == 0 && t.size > 0 ? 0 : -1;
+    if (d % t.stride != 0) return -1;
+    const int i = d / t.stride;
+    return i >= 0 && i < t.size ? i : -1;
 }
 
 constexpr const char *kTeamWhy =
-    "only NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE are known to the "
-    "device";
+    "the team is not in this PE's device team table (never created, destroyed, or a handle "
+    "of 1024 or more)";
 
 } /* namespace detail */
 } /* namespace niin */
@@ -75,39 +94,38 @@ NIIN_DEVICE_HD void nvshmemx_vendor_get_version_info(int *major, int *minor, int
 
 NIIN_DEVICE_HD int nvshmem_team_my_pe(nvshmem_team_t team) {
     const niin_device_context &c = niin::detail::context("nvshmem_team_my_pe");
-    int start = 0, size = 0;
+    niin::detail::DeviceTeamView t;
     if (team == NVSHMEM_TEAM_INVALID) return -1;
-    if (!niin::detail::device_team(c, team, &start, &size)) {
+    if (!niin::detail::device_team(c, team, &t)) {
         niin::detail::not_implemented("nvshmem_team_my_pe", niin::detail::kTeamWhy);
         return -1;
     }
-    return c.my_pe - start;
+    return niin::detail::team_index_of(t, c.my_pe);
 }
 
 NIIN_DEVICE_HD int nvshmem_team_n_pes(nvshmem_team_t team) {
     const niin_device_context &c = niin::detail::context("nvshmem_team_n_pes");
-    int start = 0, size = 0;
+    niin::detail::DeviceTeamView t;
     if (team == NVSHMEM_TEAM_INVALID) return -1;
-    if (!niin::detail::device_team(c, team, &start, &size)) {
+    if (!niin::detail::device_team(c, team, &t)) {
         niin::detail::not_implemented("nvshmem_team_n_pes", niin::detail::kTeamWhy);
         return -1;
     }
-    return size;
+    return t.size;
 }
 
 NIIN_DEVICE_HD int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe,
                                              nvshmem_team_t dest_team) {
     const niin_device_context &c = niin::detail::context("nvshmem_team_translate_pe");
-    int src_start = 0, src_size = 0, dest_start = 0, dest_size = 0;
+    niin::detail::DeviceTeamView src, dest;
     if (src_team == NVSHMEM_TEAM_INVALID || dest_team == NVSHMEM_TEAM_INVALID) return -1;
-    if (!niin::detail::device_team(c, src_team, &src_start, &src_size) ||
-        !niin::detail::device_team(c, dest_team, &dest_start, &dest_size)) {
+    if (!niin::detail::device_team(c, src_team, &src) ||
+        !niin::detail::device_team(c, dest_team, &dest)) {
         niin::detail::not_implemented("nvshmem_team_translate_pe", niin::detail::kTeamWhy);
         return -1;
     }
-    if (src_pe < 0 || src_pe >= src_size) return -1;
-    const int dest_pe = src_start + src_pe - dest_start;
-    return (dest_pe >= 0 && dest_pe < dest_size) ? dest_pe : -1;
+    if (src_pe < 0 || src_pe >= src.size) return -1;
+    return niin::detail::team_index_of(dest, src.start + src_pe * src.stride);
 }
 
 NIIN_DEVICE_HD void nvshmem_global_exit(int status) {

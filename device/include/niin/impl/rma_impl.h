@@ -77,8 +77,10 @@ __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
     const niin_device_context &c = context_for_transfer();
     const char *s = lsa_address(c, source, pe);
     if (s != nullptr) return from_bits<T>(*reinterpret_cast<const volatile U *>(s));
-    require_target(fn, c, pe);
-    return not_implemented_value<T>(fn, kNoScalarGet);
+    U (*remote)(const char *, const niin_device_context *, const void *, int) = &g_remote<U>;
+    U (*volatile resolved_at_run_time)(const char *, const niin_device_context *, const void *,
+                                       int) = remote;
+    return from_bits<T>(resolved_at_run_time(fn, &c, source, pe));
 }
 
 } /* namespace detail */

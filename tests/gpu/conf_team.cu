@@ -1,0 +1,110 @@
+// conf_team.cu -- GPU conformance of the device team queries for split teams
+// (nvshmem_team_my_pe, _n_pes, _translate_pe), checked against the host's answers, with the
+// team table updated by splits and a destroy between kernels. NVSHMEM API only (the same
+// source builds against NVSHMEM 3.4.5); tests/gpu/conf_harness.h reports.
+//
+// Teams: the world split into even and odd PEs (stride 2), a team of every PE from 1 on, a
+// 2-D split with rows of 2, and a team made after another was destroyed (its handle may be
+// reused: the device must see the new team). Each query kernel runs 1024-thread blocks
+// without __launch_bounds__; every thread computes the same answers (all are checked).
+#include "conf_harness.h"
+
+constexpr int kMaxPes = 8;
+
+// Per team: my_pe, n_pes, then translate of each team PE to WORLD and of each world PE
+// into the team.
+struct TeamAnswers {
+    int my_pe, n_pes;
+    int to_world[kMaxPes];
+    int from_world[kMaxPes];
+};
+
+__global__ void team_query_kernel(nvshmem_team_t team, int npes, TeamAnswers *out, int *bad) {
+    TeamAnswers a;
+    a.my_pe = nvshmem_team_my_pe(team);
+    a.n_pes = nvshmem_team_n_pes(team);
+    for (int i = 0; i < kMaxPes; i++) {
+        a.to_world[i] = i < a.n_pes ? nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD) : -2;
+        a.from_world[i] = i < npes ? nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, i, team) : -2;
+    }
+    if (threadIdx.x == 0 && blockIdx.x == 0) *out = a;
+    // every other thread must have computed the same
+    __syncthreads();
+    bool same = a.my_pe == out->my_pe && a.n_pes == out->n_pes;
+    for (int i = 0; i < kMaxPes; i++)
+        same = same && a.to_world[i] == out->to_world[i] && a.from_world[i] == out->from_world[i];
+    if (!same) atomicAdd(bad, 1);
+}
+
+static void check_team(const char *what, nvshmem_team_t team, TeamAnswers *d_out, int *d_bad) {
+    ConfGroup &g = conf_group(what);
+    if (team == NVSHMEM_TEAM_INVALID) {
+        conf_check(g, nvshmem_team_my_pe(team) == -1, "host: team_my_pe of an invalid team");
+        return;
+    }
+    TEST_CUDA(cudaMemset(d_bad, 0, sizeof(int)));
+    CONF_LAUNCH(g, team_query_kernel, 2, 1024, team, g_conf_npes, d_out, d_bad);
+    TeamAnswers a;
+    int bad = 0;
+    TEST_CUDA(cudaMemcpy(&a, d_out, sizeof a, cudaMemcpyDeviceToHost));
+    TEST_CUDA(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
+    conf_check(g, bad == 0, "%d threads disagreed with thread 0", bad);
+    conf_check(g, a.my_pe == nvshmem_team_my_pe(team), "team_my_pe: device %d, host %d", a.my_pe,
+               nvshmem_team_my_pe(team));
+    conf_check(g, a.n_pes == nvshmem_team_n_pes(team), "team_n_pes: device %d, host %d", a.n_pes,
+               nvshmem_team_n_pes(team));
+    for (int i = 0; i < kMaxPes && i < a.n_pes; i++) {
+        int host = nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD);
+        conf_check(g, a.to_world[i] == host, "translate team PE %d to WORLD: device %d, host %d", i,
+                   a.to_world[i], host);
+    }
+    for (int i = 0; i < g_conf_npes && i < kMaxPes; i++) {
+        int host = nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, i, team);
+        conf_check(g, a.from_world[i] == host, "translate WORLD PE %d: device %d, host %d", i,
+                   a.from_world[i], host);
+    }
+}
+
+int main() {
+    conf_begin("conf_team");
+    TeamAnswers *d_out = nullptr;
+    int *d_bad = nullptr;
+    TEST_CUDA(cudaMalloc(&d_out, sizeof(TeamAnswers)));
+    TEST_CUDA(cudaMalloc(&d_bad, sizeof(int)));
+    const int n = g_conf_npes, me = g_conf_me;
+
+    check_team("team queries: WORLD", NVSHMEM_TEAM_WORLD, d_out, d_bad);
+    check_team("team queries: SHARED", NVSHMEM_TEAM_SHARED, d_out, d_bad);
+
+    nvshmem_team_t even = NVSHMEM_TEAM_INVALID, odd = NVSHMEM_TEAM_INVALID;
+    nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, nullptr, 0, &even);
+    if (n > 1) nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 2, n / 2, nullptr, 0, &odd);
+    check_team("team queries: even PEs (stride 2)", me % 2 == 0 ? even : odd, d_out, d_bad);
+
+    nvshmem_team_t tail = NVSHMEM_TEAM_INVALID;
+    if (n > 1) {
+        nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 1, n - 1, nullptr, 0, &tail);
+        check_team("team queries: PEs 1.. (stride 1, start 1)", tail, d_out, d_bad);
+    }
+
+    nvshmem_team_t xt = NVSHMEM_TEAM_INVALID, yt = NVSHMEM_TEAM_INVALID;
+    nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, 2, nullptr, 0, &xt, nullptr, 0, &yt);
+    check_team("team queries: 2-D split, x axis (rows of 2)", xt, d_out, d_bad);
+    check_team("team queries: 2-D split, y axis", yt, d_out, d_bad);
+
+    // A destroy, then a new team: the table on the device follows.
+    if (tail != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(tail);
+    nvshmem_barrier_all();
+    nvshmem_team_t again = NVSHMEM_TEAM_INVALID;
+    nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, n, nullptr, 0, &again);
+    check_team("team queries: a team made after a destroy", again, d_out, d_bad);
+
+    if (again != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(again);
+    if (xt != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(xt);
+    if (yt != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(yt);
+    if (even != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(even);
+    if (odd != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(odd);
+    cudaFree(d_out);
+    cudaFree(d_bad);
+    return conf_end();
+}
