@@ -12,7 +12,8 @@
 #                the image's NCCL 2.28.3 (2.28.3 headers; NCCL refuses a devComm for one
 #                rank, so this runs without one: niin-ffi/src/modules.rs) and 1, 2, 4 PEs on the one GPU on
 #                the NCCL 2.31.2 bundle; the -rdc build with 2 PEs; and the same source built
-#                against NVSHMEM 3.4.5 with 2 PEs, which checks the test's expectations.
+#                against NVSHMEM 3.4.5 with 2 PEs, which checks the test's expectations; and
+#                with NIIN_GIN_LOOPBACK=1 (2 and 4 PEs): every peer through the GIN proxy.
 #   families     tests/gpu/conf_*.cu, one program per device-API family (signals, waits,
 #                atomics, strided RMA, teams, launch): the same runs as conformance
 #                (no -rdc), one table each.
@@ -135,6 +136,11 @@ if [[ " $PARTS " == *" conformance "* ]]; then
         run "device_rma, $n PE(s) on one GPU, NCCL 2.31.2" "$T/rma_231_$n.log" \
             env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n "$D/device_rma_231"
     done
+    for n in 2 4; do
+        run "device_rma, $n PEs, NIIN_GIN_LOOPBACK=1 (peers through the GIN proxy)" "$T/rma_loop_$n.log" \
+            env NIIN_GIN_LOOPBACK=1 NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n \
+            "$D/device_rma_231"
+    done
     run "device_rma -rdc, 2 PEs on one GPU, NCCL 2.31.2" "$T/rma_rdc_2.log" \
         env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n 2 "$D/device_rma_rdc_231"
     run "device_rma against NVSHMEM 3.4.5, 2 PEs (mpirun, unique id)" "$T/rma_nvshmem_2.log" \
@@ -148,7 +154,8 @@ if [[ " $PARTS " == *" conformance "* ]]; then
         echo "conformance (device_rma.cu): checks passed per group, summed over the PEs"
         conformance_table "niin-2.28.3/1=$T/rma_228_1.log:1" "niin-2.31.2/1=$T/rma_231_1.log:1" \
             "niin-2.31.2/2=$T/rma_231_2.log:2" "niin-2.31.2/4=$T/rma_231_4.log:4" \
-            "niin-rdc/2=$T/rma_rdc_2.log:2" "NVSHMEM/2=$T/rma_nvshmem_2.log:2"
+            "niin-rdc/2=$T/rma_rdc_2.log:2" "loopback/2=$T/rma_loop_2.log:2" \
+            "loopback/4=$T/rma_loop_4.log:4" "NVSHMEM/2=$T/rma_nvshmem_2.log:2"
         echo
     } | tee -a "$SUMMARY"
 fi

@@ -75,7 +75,11 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
         char *dst = (r.flags & NIIN_GIN_ABS_DEST)
                         ? reinterpret_cast<char *>(r.dest_off)
                         : gin_loopback_address(c, q, r.op == NIIN_GIN_GET ? me : r.pe, r.dest_off);
-        for (unsigned long long i = 0; i < r.bytes; i++) dst[i] = src[i];
+        unsigned long long i = 0;
+        if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0)
+            for (; i + 16 <= r.bytes; i += 16)
+                *reinterpret_cast<uint4 *>(dst + i) = *reinterpret_cast<const uint4 *>(src + i);
+        for (; i < r.bytes; i++) dst[i] = src[i];
         if (r.op == NIIN_GIN_PUT_SIGNAL) {
             __threadfence_system();
             unsigned long long *sig = reinterpret_cast<unsigned long long *>(
