@@ -40,6 +40,7 @@
 
 #if !defined(__CUDACC_RTC__)
 #include "niin/host_api.h"
+#include "niin/launch.h"
 #endif
 
 #if defined(__CUDACC__) && !defined(NIIN_NO_DEVICE_API)

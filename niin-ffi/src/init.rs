@@ -16,6 +16,7 @@ use crate::abi::{
     NVSHMEMX_INIT_WITH_MPI_COMM, NVSHMEMX_INIT_WITH_SHMEM, NVSHMEMX_INIT_WITH_UNIQUEID,
     NvshmemxInitAttr, NvshmemxUniqueid, NvshmemxUniqueidArgs, version_v1,
 };
+use crate::cumodule;
 use crate::error::{FfiError, FfiResult, status_call, value_call};
 use crate::modules;
 use crate::state::{self, Finalize};
@@ -27,9 +28,12 @@ fn init_from_env() -> FfiResult<()> {
     state::init(|| with_modules(World::init()?))
 }
 
-/// `world` once every registered CUDA module has its device context (see [`modules`]).
+/// `world` once every registered CUDA module has its device context (see [`modules`]),
+/// and the driver-API modules still initialized from an earlier world theirs (see
+/// [`cumodule`]).
 fn with_modules(world: World) -> FfiResult<World> {
     modules::attach(&world)?;
+    cumodule::attach();
     Ok(world)
 }
 
@@ -350,8 +354,10 @@ fn finalize() -> FfiResult<()> {
     match state::finalize()? {
         Finalize::Nested => Ok(()),
         Finalize::Last(world) => {
-            // The modules' device contexts first: their devComms use the communicator.
-            let detached = modules::detach_at_finalize(&world);
+            // The modules' device contexts first: their devComms use the communicator. The
+            // driver-API modules' contexts go before the devComms they copied.
+            let cleared = cumodule::detach();
+            let detached = modules::detach_at_finalize(&world).and(cleared);
             world.finalize()?;
             detached
         }

@@ -48,9 +48,18 @@
 //!
 //! [`niin_stream_synchronize`] waits for a stream where no CUDA runtime is (the mock
 //! transport on a CPU).
+//!
+//! # Driver-API modules and user buffers
+//!
+//! [`cumodule`] gives modules loaded with `cuModuleLoad`/`cuLibraryLoad*` their device
+//! context (`nvshmemx_cumodule_init`, `nvshmemx_culibrary_init`). `symmetric_buffer` has
+//! `nvshmemx_buffer_register_symmetric`, which niin-rs refuses on both transports (its
+//! docs say why). `nvshmemx_collective_launch` is inline code of the headers
+//! (`niin/launch.h`), not of this library.
 
 pub mod abi;
 mod convert;
+pub mod cumodule;
 pub mod error;
 mod gin_proxy;
 mod heap;
@@ -61,10 +70,15 @@ mod rma;
 mod state;
 mod stream;
 pub mod stream_typed;
+mod symmetric_buffer;
 mod sync;
 mod teams;
 pub mod uid;
 
+pub use cumodule::{
+    nvshmemx_culibrary_finalize, nvshmemx_culibrary_init, nvshmemx_cumodule_finalize,
+    nvshmemx_cumodule_init,
+};
 pub use error::{FfiError, last_report, report_count};
 pub use heap::{nvshmem_align, nvshmem_calloc, nvshmem_free, nvshmem_malloc, nvshmem_ptr};
 pub use init::{
@@ -87,6 +101,9 @@ pub use stream::{
     nvshmemx_putmem_signal_on_stream, nvshmemx_quiet_on_stream, nvshmemx_signal_op_on_stream,
     nvshmemx_signal_wait_until_on_stream, nvshmemx_sync_all_on_stream,
     nvshmemx_team_sync_on_stream,
+};
+pub use symmetric_buffer::{
+    nvshmemx_buffer_register_symmetric, nvshmemx_buffer_unregister_symmetric,
 };
 pub use sync::{
     nvshmem_barrier, nvshmem_barrier_all, nvshmem_fence, nvshmem_quiet, nvshmem_sync_all,

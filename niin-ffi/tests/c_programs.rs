@@ -7,7 +7,11 @@
 //!   (3 PEs), and compiled as C++ (2 PEs);
 //! - `wrong_use.c` (2 PEs): errors, not crashes, and exactly the `NIIN:` lines it
 //!   expects; then `nvshmem_global_exit` ending a job with its status;
-//! - the headers alone, as C11, C++11 and C++17, and the `NIIN_ON_NOT_IMPLEMENTED` check.
+//! - the headers alone, as C11, C++11 and C++17, and the `NIIN_ON_NOT_IMPLEMENTED` check;
+//! - `extensions.c` (2 PEs, C and C++): the driver-API module and user-buffer calls refused
+//!   with NVSHMEM's values and one `NIIN:` line each, NVSHMEM's error macros and their
+//!   lines, `NVSHMEMI_NZ_EXIT`'s exit; and, with CUDA's headers (`.cuda/`), compiled as C11,
+//!   C++11 and C++17: `niin/launch.h` and the half/bfloat16 declarations of host C++.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -132,6 +136,14 @@ fn program(name: &str) -> &'static Path {
             (
                 "wrong_use_cxx",
                 compile("wrong_use.c", "wrong_use_cxx", true, &[], true),
+            ),
+            (
+                "extensions",
+                compile("extensions.c", "extensions", false, &[], true),
+            ),
+            (
+                "extensions_cxx",
+                compile("extensions.c", "extensions_cxx", true, &[], true),
             ),
         ]
     });
@@ -412,4 +424,184 @@ fn headers_compile_alone_in_c_and_cxx() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The value after `prefix` on a line of `out`.
+fn expected(out: &str, prefix: &str) -> usize {
+    out.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the program prints {prefix}"))
+}
+
+#[test]
+fn extensions_refuse_loudly_and_the_error_macros_print_like_nvshmem() {
+    let source = repo().join("tests/c/extensions.c");
+    let file = source.to_string_lossy().into_owned();
+    for name in ["extensions", "extensions_cxx"] {
+        let outcome = run(2, program(name), &[]);
+        let text = transcript(&outcome);
+        assert!(
+            outcome.success(),
+            "job failed: {:?}\n{text}",
+            outcome.message()
+        );
+        for (pe, r) in outcome.pes.iter().enumerate() {
+            let out = String::from_utf8_lossy(&r.stdout);
+            assert!(
+                out.contains("DONE failures=0") && !out.contains("FAIL"),
+                "{text}"
+            );
+            let err = String::from_utf8_lossy(&r.stderr);
+            let niin: Vec<&str> = err.lines().filter(|l| l.starts_with("NIIN: ")).collect();
+            assert_eq!(niin.len(), expected(&out, "EXPECT_NIIN_LINES "), "{text}");
+            for function in [
+                "nvshmemx_cumodule_init",
+                "nvshmemx_cumodule_finalize",
+                "nvshmemx_culibrary_init",
+                "nvshmemx_culibrary_finalize",
+                "nvshmemx_buffer_register_symmetric",
+                "nvshmemx_buffer_unregister_symmetric",
+            ] {
+                assert!(
+                    niin.iter()
+                        .any(|l| l.starts_with(&format!("NIIN: {function}: "))),
+                    "{function}: {text}"
+                );
+            }
+            assert!(
+                niin.iter()
+                    .any(|l| l.contains("mock transport") && l.contains("nvshmemx_cumodule_init")),
+                "{text}"
+            );
+            assert!(
+                niin.iter()
+                    .any(|l| l.contains("not implemented on the mock transport")),
+                "{text}"
+            );
+            let macros: Vec<&str> = err.lines().filter(|l| l.starts_with(&file)).collect();
+            assert_eq!(
+                macros.len(),
+                expected(&out, "EXPECT_MACRO_LINES "),
+                "{text}"
+            );
+            assert_eq!(
+                err.lines().count(),
+                niin.len() + macros.len(),
+                "only NIIN: and macro lines: {text}"
+            );
+            if pe != 0 {
+                continue;
+            }
+            // NVSHMEM's formats: "<file>:<line>: <what>" (the JMP macros) and
+            // "<file>:<function>:<line>: <message>" (NVSHMEMI_ERROR_PRINT).
+            for (what, message) in [
+                ("non-zero status: 7 ", "jump 1"),
+                ("NULL value ", "pointer p"),
+                ("error status: 3 ", "equal"),
+                ("non-zero status: 5 ", "not zero"),
+                ("non-zero status: -7 ", "nz"),
+                ("", "check 2"),
+            ] {
+                let found = macros.iter().any(|l| {
+                    l.strip_prefix(&file)
+                        .and_then(|r| r.strip_prefix(':'))
+                        .and_then(|r| r.split_once(": "))
+                        .is_some_and(|(line, rest)| {
+                            line.parse::<u32>().is_ok() && rest == format!("{what}{message}")
+                        })
+                });
+                assert!(found, "{what}{message}: {text}");
+            }
+            assert!(
+                macros.iter().any(|l| {
+                    l.strip_prefix(&format!("{file}:error_macros:"))
+                        .and_then(|r| r.split_once(": "))
+                        .is_some_and(|(line, rest)| {
+                            line.parse::<u32>().is_ok() && rest == "printed error"
+                        })
+                }),
+                "NVSHMEMI_ERROR_PRINT: {text}"
+            );
+            assert!(out.lines().any(|l| l == "WARN: a warning 9"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn nz_exit_exits_with_minus_one_after_its_line() {
+    let outcome = run(1, program("extensions"), &["exit"]);
+    let text = transcript(&outcome);
+    assert_eq!(
+        outcome.pes[0].status,
+        launch::PeStatus::Exited(255),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&outcome.pes[0].stderr);
+    assert!(
+        err.lines().any(|l| l.ends_with(
+            ": non-zero status: 3: No such file or directory, exiting... exiting on purpose"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn launch_header_and_fp16_declarations_compile_with_cuda_headers() {
+    let cuda = repo().join(".cuda/cuda/include");
+    if !cuda.join("cuda_runtime_api.h").is_file() {
+        eprintln!(
+            "skipped: no CUDA headers in {} (scripts/install-cuda-toolchain.sh .cuda)",
+            cuda.display()
+        );
+        return;
+    }
+    let include = format!("-I{}", cuda.display());
+    for (cxx, name) in [
+        (false, "extensions_cuda_c"),
+        (true, "extensions_cuda_cxx17"),
+    ] {
+        compile("extensions.c", name, cxx, &[&include], false);
+    }
+    // C++11 too (compile() uses C++17).
+    let out = Command::new(compiler(true))
+        .args([
+            "-std=c++11",
+            "-x",
+            "c++",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-c",
+        ])
+        .arg("-I")
+        .arg(repo().join("device/include"))
+        .arg("-I")
+        .arg(repo().join("tests/c"))
+        .arg(&include)
+        .arg(repo().join("tests/c/extensions.c"))
+        .arg("-o")
+        .arg(out_dir().join("extensions_cuda_cxx11.o"))
+        .output()
+        .expect("the C++ compiler runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The C++ object holds the launch functions (C++ linkage, as NVSHMEM's) and refers to
+    // the CUDA runtime they call; the C object has them as static functions.
+    let nm = Command::new("nm")
+        .args(["-C"])
+        .arg(out_dir().join("extensions_cuda_cxx17.o"))
+        .output()
+        .expect("nm runs");
+    let symbols = String::from_utf8_lossy(&nm.stdout);
+    assert!(
+        symbols.contains("nvshmemx_collective_launch(void const*, dim3, dim3, void**, unsigned long, CUstream_st*)"),
+        "{symbols}"
+    );
+    assert!(symbols.contains("cudaLaunchCooperativeKernel"), "{symbols}");
+    assert!(symbols.contains("nvshmemx_half_put_on_stream"), "{symbols}");
 }

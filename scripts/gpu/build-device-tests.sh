@@ -20,6 +20,7 @@
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
 #   device_rma_nvshmem, putmem_block_bw_nvshmem
 # Per family (tests/gpu/conf_<family>.cu): conf_<family>_{231,228} and conf_<family>_nvshmem.
+# cubin/conf_cumodule_{231,228,nvshmem}{,.rdc}.cubin: the driver-API modules of conf_cumodule.
 # Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -119,6 +120,32 @@ for src in tests/gpu/conf_*.cu; do
         "$src" -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
         -o "$OUTD/${name}_nvshmem"
 done
+# Driver-API modules for tests/gpu/conf_cumodule.cu: tests/gpu/cumodule_kernels.cu without host
+# code, in dev/cubin/ (the strip below skips folders; it does not know cubins), per program
+# conf_cumodule_<tag>: <program>.cubin (one TU, -cubin; NVSHMEM: -rdc=true and nvlink'ed with
+# libnvshmem_device.a) and <program>.rdc.cubin (two TUs, -rdc=true -cubin, nvlink'ed).
+CUBIN=$OUTD/cubin
+NVLINK=$root/.cuda/cuda/bin/nvlink
+KSRC=tests/gpu/cumodule_kernels.cu
+mkdir -p "$CUBIN"
+cubin_niin() { # tag, NCCL version
+    local out=$CUBIN/conf_cumodule_$1 inc=(-I"$root/device/include" -isystem "$root/.cuda/nccl-$2/include")
+    "$NVCC" "${STRICT[@]}" "${inc[@]}" -cubin "$KSRC" -o "$out.cubin" &&
+        "$NVCC" "${STRICT[@]}" "${inc[@]}" -rdc=true -cubin "$KSRC" -o "$out.a.cubin" &&
+        "$NVCC" "${STRICT[@]}" "${inc[@]}" -rdc=true -cubin -DCUMODULE_TU=1 "$KSRC" -o "$out.b.cubin" &&
+        "$NVLINK" -arch=sm_90 "$out.a.cubin" "$out.b.cubin" -o "$out.rdc.cubin" && rm "$out.a.cubin" "$out.b.cubin"
+}
+cubin_nvshmem() {
+    local out=$CUBIN/conf_cumodule_nvshmem nv=(-std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/include")
+    "$NVCC" "${nv[@]}" -cubin "$KSRC" -o "$out.a.cubin" &&
+        "$NVCC" "${nv[@]}" -cubin -DCUMODULE_TU=1 "$KSRC" -o "$out.b.cubin" &&
+        "$NVLINK" -arch=sm_90 "$out.a.cubin" "$NVS/lib/libnvshmem_device.a" -o "$out.cubin" &&
+        "$NVLINK" -arch=sm_90 "$out.a.cubin" "$out.b.cubin" "$NVS/lib/libnvshmem_device.a" -o "$out.rdc.cubin" &&
+        rm "$out.a.cubin" "$out.b.cubin"
+}
+job cubin_231 cubin_niin 231 2.31.2
+job cubin_228 cubin_niin 228 2.28.3
+job cubin_nvshmem cubin_nvshmem
 niin libcontext_b.so 2.31.2 -shared -Xcompiler -fPIC tests/gpu/context_two_tus_b.cu
 niin context_dlopen_231 2.31.2 tests/gpu/context_dlopen_main.cu -ldl
 

@@ -3,7 +3,9 @@
  * signatures.
  *
  * Part of niin-rs (NVSHMEM implemented over NCCL). Included by nvshmem.h; compiles as
- * C11, C++ and CUDA C++. Only what the library implements is declared.
+ * C11, C++ and CUDA C++. Only what the library implements is declared, with one exception:
+ * nvshmemx_buffer_register_symmetric/_unregister_symmetric, which programs written for
+ * NVSHMEM reference, are declared and exported, and fail at run time (see there).
  *
  * Differences in form from NVSHMEM's headers (same calls, same behaviour):
  *   - nvshmem_init, nvshmem_init_thread, nvshmem_finalize and nvshmemx_init_attr are
@@ -18,9 +20,12 @@
  * returns NVSHMEM's failure value: an NVSHMEMX_ERROR_* status (int-status functions), -1
  * (nvshmem_my_pe, nvshmem_team_n_pes, ...), NULL (pointer functions), or nothing (void).
  *
- * cudaStream_t comes from <cuda_runtime_api.h> when the compiler finds it; otherwise
- * (a C program on a machine without CUDA, for the CPU mock transport) it is declared
- * here as the same type. Define NIIN_NO_CUDA_RUNTIME_HEADER to never include it.
+ * cudaStream_t comes from <cuda_runtime_api.h>, CUmodule and CUlibrary from <cuda.h>, when
+ * the compiler finds them; otherwise (a C program on a machine without CUDA, for the CPU
+ * mock transport) they are declared here as the same types. Define
+ * NIIN_NO_CUDA_RUNTIME_HEADER to never include either. Host C++ that finds CUDA's headers
+ * also gets half and __nv_bfloat16 (<cuda_fp16.h>, <cuda_bf16.h>) and their typed
+ * _on_stream functions, as with NVSHMEM's headers; C has neither.
  */
 #ifndef NIIN_HOST_API_H
 #define NIIN_HOST_API_H
@@ -33,9 +38,22 @@
 #include <cuda_runtime_api.h>
 #define NIIN_HAVE_CUDA_RUNTIME_API 1
 #endif
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#define NIIN_HAVE_CUDA_DRIVER_API 1
 #endif
+#endif
+/* half and __nv_bfloat16, for the typed _on_stream declarations below: in CUDA C++, and in
+ * host C++ that finds CUDA's headers (NVSHMEM's headers include both unconditionally; they
+ * declare nothing in C, so C programs do without the two types). */
 #if defined(__CUDACC__)
-/* half and __nv_bfloat16, for the typed _on_stream declarations below. */
+#define NIIN_HAVE_FP16_TYPES 1
+#elif defined(__cplusplus) && defined(NIIN_HAVE_CUDA_RUNTIME_API) && defined(__has_include)
+#if __has_include(<cuda_fp16.h>) && __has_include(<cuda_bf16.h>)
+#define NIIN_HAVE_FP16_TYPES 1
+#endif
+#endif
+#if defined(NIIN_HAVE_FP16_TYPES)
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #endif
@@ -44,6 +62,18 @@
  * C++, so including CUDA's header later is fine). */
 typedef struct CUstream_st *cudaStream_t;
 #endif
+#if !defined(NIIN_HAVE_CUDA_DRIVER_API)
+/* The driver API's handles, repeated from <cuda.h> in the same way. */
+typedef struct CUmod_st *CUmodule;
+typedef struct CUlib_st *CUlibrary;
+#elif defined(CUDA_VERSION) && CUDA_VERSION < 12000
+/* CUlibrary arrived in CUDA 12.0; NVSHMEM declares it so for older headers. */
+typedef void *CUlibrary;
+#endif
+
+/* NVSHMEM's error and check macros (NVSHMEMI_ERROR_PRINT, NVSHMEMI_NZ_ERROR_JMP, ...),
+ * which NVSHMEM's host/nvshmemx_api.h includes for every includer of nvshmem.h. */
+#include "non_abi/nvshmemx_error.h"
 
 NIIN_BEGIN_C_DECLS
 
@@ -152,10 +182,10 @@ void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t
                                           uint64_t *sig_addr, uint64_t signal, int sig_op,
                                           int pe, cudaStream_t cstrm);
 /* The typed forms (T of NIIN_FOR_EACH_RMA_TYPE; half and __nv_bfloat16 only where CUDA's
- * headers define them: nvcc) and the sized ones (8 ... 128 bits): the mem forms of
- * nelems * sizeof(T) bytes. iput/iget (typed only): element i at dest + i * dst from
- * source + i * sst, strides in elements and at least 1. p takes the value at the call; g
- * is synchronous (the stream's earlier work first), as NVSHMEM's. */
+ * headers define them: C++ with CUDA's headers) and the sized ones (8 ... 128 bits): the
+ * mem forms of nelems * sizeof(T) bytes. iput/iget (typed only): element i at dest + i *
+ * dst from source + i * sst, strides in elements and at least 1. p takes the value at the
+ * call; g is synchronous (the stream's earlier work first), as NVSHMEM's. */
 #define NIIN_DECLARE_STREAM_RMA(PREFIX, SUFFIX, TYPE)                                         \
     void PREFIX##put##SUFFIX##_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, \
                                          cudaStream_t cstrm);                                 \
@@ -184,7 +214,7 @@ void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t
     TYPE nvshmemx_##NAME##_g_on_stream(const TYPE *src, int pe, cudaStream_t cstrm);
 #define NIIN_DECLARE_SIZED_STREAM_RMA(BITS, TYPE) NIIN_DECLARE_STREAM_RMA(nvshmemx_, BITS, void)
 NIIN_FOR_EACH_RMA_TYPE_PLAIN(NIIN_DECLARE_TYPED_STREAM_RMA)
-#if defined(__CUDACC__)
+#if defined(NIIN_HAVE_FP16_TYPES)
 NIIN_FOR_EACH_RMA_TYPE_FP16(NIIN_DECLARE_TYPED_STREAM_RMA)
 #endif
 NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_SIZED_STREAM_RMA)
@@ -203,6 +233,36 @@ void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_o
                                   cudaStream_t cstrm);
 void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
                                           cudaStream_t cstream);
+
+/* ---- driver-API modules (niin-ffi's cumodule module) -------------------------------- */
+
+/* A CUDA module loaded with the driver API (cuModuleLoad of a cubin, fatbin or PTX built
+ * with nvshmem.h) has no host code, so it cannot register its device context as the
+ * translation units of the program do: these give it one. Not collective, except that the
+ * first module whose NCCL headers no other module of the process shares creates a device
+ * communicator for them (ncclDevCommCreate), which every PE must then do at the same point
+ * (every PE loading the same module does). The module must be loaded in the primary
+ * context of this PE's device, after nvshmem_init; init counts, each needs a finalize, and
+ * the last finalize clears the module's context. Call it before unloading the module.
+ * Returns 0, or NVSHMEMX_ERROR_INTERNAL after a NIIN: line (as NVSHMEM 3.4.5, whatever the
+ * reason). A library (cuLibraryLoad*) is its module in the current context
+ * (cuLibraryGetModule). */
+int nvshmemx_cumodule_init(CUmodule module);
+int nvshmemx_cumodule_finalize(CUmodule module);
+int nvshmemx_culibrary_init(CUlibrary library);
+int nvshmemx_culibrary_finalize(CUlibrary library);
+
+/* ---- user buffers in the symmetric address space ---------------------------------- */
+
+/* NVSHMEM 3.4.5 maps a CUDA VMM allocation (cuMemCreate) of this PE's device into its
+ * symmetric heap's address range and returns that alias (collective: same size on every
+ * PE; flags must be 0). niin-rs cannot do that yet on either transport: the symmetric heap
+ * is one NCCL window (or one shared-memory file on the mock), which cannot take in another
+ * allocation. Both calls take part in the collective (a barrier) and fail: register
+ * returns NULL and unregister NVSHMEMX_ERROR_INVALID_VALUE, each after a NIIN: line that
+ * says why. */
+void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
+int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
 
 /* ---- niin-rs extensions ------------------------------------------------------------ */
 
