@@ -17,8 +17,9 @@
 #   device_rma_{228,231}          the conformance test, whole-program
 #   device_rma_rdc_231            the same, -rdc=true
 #   putmem_block_bw_niin[_nogin]  device put bandwidth (_nogin: -DNIIN_DEVICE_GIN=0)
+#   latency_niin[_nogin]          device latency and small-operation throughput
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
-#   device_rma_nvshmem, putmem_block_bw_nvshmem
+#   device_rma_nvshmem, putmem_block_bw_nvshmem, latency_nvshmem
 # Per family (tests/gpu/conf_<family>.cu): conf_<family>_{231,228} and conf_<family>_nvshmem.
 # cubin/conf_cumodule_{231,228,nvshmem}{,.rdc}.cubin: the driver-API modules of conf_cumodule.
 # Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
@@ -99,6 +100,11 @@ niin putmem_block_bw_niin_nogin 2.31.2 -DNIIN_DEVICE_GIN=0 tests/gpu/putmem_bloc
 job putmem_block_bw_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/include" \
     tests/gpu/putmem_block_bw.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
     -o "$OUTD/putmem_block_bw_nvshmem"
+niin latency_niin 2.31.2 tests/gpu/latency.cu
+niin latency_niin_nogin 2.31.2 -DNIIN_DEVICE_GIN=0 tests/gpu/latency.cu
+job latency_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
+    tests/gpu/latency.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/latency_nvshmem"
 for vt in 2.31.2:231 2.28.3:228; do
     v=${vt%%:*} tag=${vt#*:}
     niin context_one_$tag "$v" $ONE

@@ -6,7 +6,7 @@
 #   bash scripts/gpu/prepare.sh
 #   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh [PART ...]
 #
-# PARTs (default: all four, in this order):
+# PARTs (default: all five, in this order):
 #   conformance  tests/gpu/device_rma.cu: every device function of the first slice, every
 #                type, thread/warp/block, 1 B - 64 MiB, self and peers. niin-rs with 1 PE on
 #                the image's NCCL 2.28.3 (2.28.3 headers; NCCL refuses a devComm for one
@@ -21,12 +21,18 @@
 #                threads, 1-256 MiB, PE 0 -> PE 1; niin-rs (also built with
 #                -DNIIN_DEVICE_GIN=0) and NVSHMEM 3.4.5 all under mpirun with unique-id
 #                start-up (test_init.h), and niin-rs under niinrun.
+#   latency      tests/gpu/latency.cu: per-operation latency (p, g, putmem/getmem/
+#                putmem_signal by a thread, warp, block at 8 B - 64 KiB, AMOs, a satisfied
+#                signal_wait_until) and p/g/AMO throughput (132 x 1024), PE 0 -> PE 1 while
+#                PE 1 waits in nvshmem_barrier_all; niin-rs (also -DNIIN_DEVICE_GIN=0) and
+#                NVSHMEM 3.4.5 under mpirun with unique-id start-up, one table.
 #   context      tests/gpu/context_*.cu: the per-module device context (one TU, three TUs,
 #                -rdc, a dlopen'ed module; 1, 2, 4 PEs; NIIN_BARRIER_CTAS=64) and the
 #                device-ABI refusals at init (headers vs library, naming both versions).
 #
 # Output in $OUT (default ./gpu-out): device-tests.log, device-summary.txt (PASS/FAIL per
-# run, the conformance table, the bandwidth table). Exit status 1 if anything failed.
+# run, the conformance table, the bandwidth and latency tables). Exit status 1 if anything
+# failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -35,7 +41,7 @@ LOG=$OUT/device-tests.log
 SUMMARY=$OUT/device-summary.txt
 : >"$SUMMARY"
 exec > >(tee -a "$LOG") 2>&1
-PARTS=${*:-conformance families bandwidth context}
+PARTS=${*:-conformance families bandwidth latency context}
 
 # NVLink multicast stays off (GPU.md); NCCL bootstraps over loopback.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TIMEOUT=60
@@ -224,6 +230,53 @@ if [[ " $PARTS " == *" bandwidth "* ]]; then
                 }
             }' "$T/bw_niin.log" "$T/bw_niin_nogin.log" "$T/bw_nvshmem.log" "$T/bw_niinrun.log"
         grep -h "data check" "$T"/bw_*.log
+        echo
+    } | tee -a "$SUMMARY"
+fi
+
+# ---- latency ------------------------------------------------------------------------------
+# Table: one row per LAT (us) or TPUT (ops/s) line of tests/gpu/latency.cu.
+if [[ " $PARTS " == *" latency "* ]]; then
+    echo "=== latency: device operations PE 0 -> PE 1, 2 PEs on one GPU (PE 1 waits in nvshmem_barrier_all)"
+    run "latency, niin-rs (mpirun, unique id)" "$T/lat_niin.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
+        $MPIRUN -np 2 $MPIX "$D/latency_niin"
+    run "latency, niin-rs NIIN_DEVICE_GIN=0 (mpirun, unique id)" "$T/lat_niin_nogin.log" \
+        env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
+        $MPIRUN -np 2 $MPIX "$D/latency_niin_nogin"
+    run "latency, NVSHMEM 3.4.5 (mpirun, unique id)" "$T/lat_nvshmem.log" \
+        env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH \
+        "$D/latency_nvshmem"
+    {
+        echo
+        echo "device latency (LAT, us: median of 15 rounds' means, one CTA) and throughput (TPUT, ops/s:"
+        echo "132 x 1024 threads, best of 5), PE 0 -> PE 1 on one GPU; niin/NVSHMEM: LAT below 1, TPUT above 1 favour niin-rs"
+        printf '%-4s %-28s %-6s %-12s %-14s %-14s %s\n' "" measurement bytes "niin-rs" "niin-rs GIN=0" \
+            "NVSHMEM 3.4.5" "niin/NVSHMEM"
+        awk '
+            { for (k = 1; k < ARGC; k++) if (FILENAME == ARGV[k]) f = k }
+            { sub(/^\[pe [0-9]+\] /, "") }
+            /^(LAT|TPUT)\|/ {
+                split($0, x, "|")
+                key = x[1] == "LAT" ? x[2] "|" x[3] : x[2] "|-"
+                v[f, key] = x[1] == "LAT" ? x[4] : x[3]
+                kind[key] = x[1]
+                if (!(key in seen)) { seen[key] = 1; o[++n] = key }
+            }
+            END {
+                for (i = 1; i <= n; i++) {
+                    key = o[i]
+                    split(key, kb, "|")
+                    for (c = 1; c <= 3; c++) cell[c] = ((c, key) in v) ? v[c, key] : "-"
+                    ratio = (cell[1] != "-" && cell[3] != "-" && cell[3] > 0) ? sprintf("%.2f", cell[1] / cell[3]) : "-"
+                    printf "%-4s %-28s %-6s %-12s %-14s %-14s %s\n", kind[key], kb[1], kb[2], cell[1], cell[2],
+                        cell[3], ratio
+                }
+            }' "$T/lat_niin.log" "$T/lat_niin_nogin.log" "$T/lat_nvshmem.log"
+        for l in lat_niin lat_niin_nogin lat_nvshmem; do
+            echo "$l data checks: $(grep -c 'CHECK|.*|ok$' "$T/$l.log") ok, $(grep -c 'CHECK|.*|FAILED' "$T/$l.log") failed"
+            grep -h 'CHECK|.*|FAILED' "$T/$l.log"
+        done
         echo
     } | tee -a "$SUMMARY"
 fi
