@@ -25,7 +25,7 @@
 //!    and whether its context is already set up (a module of the program itself, which its
 //!    own registration set up: left alone);
 //! 2. the device communicator of that ABI: the one the registered modules of the same
-//!    headers share ([`modules::cumodule_dev_comm`]), or, when no module of the process has
+//!    headers share (`modules::cumodule_dev_comm`), or, when no module of the process has
 //!    these headers, a new one: `REQUIREMENTS` fills an `ncclDevCommRequirements` from the
 //!    TU's own headers, and this library calls the loaded NCCL's `ncclDevCommCreate` with it
 //!    (collective: every PE must then initialize a module of these headers at the same
@@ -35,9 +35,9 @@
 //!
 //! [`nvshmemx_cumodule_finalize`] runs `TEARDOWN` (the context is zeroed) and frees the
 //! table. Init counts, as NVSHMEM's does: each init needs a finalize, the last one clears.
-//! `nvshmem_finalize` clears the contexts of the modules still initialized ([`detach`],
+//! `nvshmem_finalize` clears the contexts of the modules still initialized (`detach`,
 //! before the device communicators are destroyed) and keeps them registered; a later
-//! `nvshmem_init` sets them up again ([`attach`]), as NVSHMEM keeps registered modules
+//! `nvshmem_init` sets them up again (`attach`), as NVSHMEM keeps registered modules
 //! across a re-initialization. So a module must be finalized before it is unloaded.
 //!
 //! A library (`CUlibrary`) is its module in the current context (`cuLibraryGetModule`).
