@@ -259,37 +259,56 @@ typedef enum { NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10 } nvshmemx_signal
 /* NIIN_FOR_EACH_WAIT_TYPE(X): NVSHMEM's 14 wait types (NVSHMEMI_REPT_FOR_WAIT_TYPES), the
  * rows marked WAIT = 1 (niin-api's rows marked `wait`). */
 #define NIIN_FOR_EACH_WAIT_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_WAIT, X)
+/* The AMO types of NVSHMEM 3.4.5 (host/nvshmem_api.h, OpenSHMEM 1.4's tables), in table
+ * order, each X(NAME, TYPE):
+ *   NIIN_FOR_EACH_AMO_STANDARD_TYPE  12 rows marked AMO = 1 (niin-api: `amo`): fetch, set,
+ *                                    swap, compare_swap, inc, fetch_inc, add, fetch_add
+ *                                    (NVSHMEM's bitwise group plus its int, long, longlong,
+ *                                    size, ptrdiff)
+ *   NIIN_FOR_EACH_AMO_BITWISE_TYPE   7 rows marked BITWISE = 1 (`bitwise`): and, or, xor and
+ *                                    their fetch_ forms
+ *   NIIN_FOR_EACH_AMO_EXTENDED_TYPE  2 rows marked EXTENDED = 1 (`ext`): float and double,
+ *                                    fetch, set and swap only */
+#define NIIN_FOR_EACH_AMO_STANDARD_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_AMO, X)
+#define NIIN_FOR_EACH_AMO_BITWISE_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_BITWISE, X)
+#define NIIN_FOR_EACH_AMO_EXTENDED_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_EXTENDED, X)
 
-/* The table: ROW(X, NAME, TYPE, WAIT) per type. */
-#define NIIN_RMA_TABLE_FP16(ROW, X)       \
-    ROW(X, bfloat16, __nv_bfloat16, 0)    \
-    ROW(X, half, half, 0)
-#define NIIN_RMA_TABLE_PLAIN(ROW, X)          \
-    ROW(X, float, float, 0)                   \
-    ROW(X, double, double, 0)                 \
-    ROW(X, char, char, 0)                     \
-    ROW(X, short, short, 1)                   \
-    ROW(X, schar, signed char, 0)             \
-    ROW(X, int, int, 1)                       \
-    ROW(X, long, long, 1)                     \
-    ROW(X, longlong, long long, 1)            \
-    ROW(X, uchar, unsigned char, 0)           \
-    ROW(X, ushort, unsigned short, 1)         \
-    ROW(X, uint, unsigned int, 1)             \
-    ROW(X, ulong, unsigned long, 1)           \
-    ROW(X, ulonglong, unsigned long long, 1)  \
-    ROW(X, int8, int8_t, 0)                   \
-    ROW(X, int16, int16_t, 0)                 \
-    ROW(X, int32, int32_t, 1)                 \
-    ROW(X, int64, int64_t, 1)                 \
-    ROW(X, uint8, uint8_t, 0)                 \
-    ROW(X, uint16, uint16_t, 0)               \
-    ROW(X, uint32, uint32_t, 1)               \
-    ROW(X, uint64, uint64_t, 1)               \
-    ROW(X, size, size_t, 1)                   \
-    ROW(X, ptrdiff, ptrdiff_t, 1)
-#define NIIN_ROW_EVERY(X, NAME, TYPE, WAIT) X(NAME, TYPE)
-#define NIIN_ROW_WAIT(X, NAME, TYPE, WAIT) NIIN_ROW_IF_##WAIT(X(NAME, TYPE))
+/* The table: ROW(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) per type; the last four
+ * columns (1 or 0) say which of the lists above have the row. */
+#define NIIN_RMA_TABLE_FP16(ROW, X)                 \
+    ROW(X, bfloat16, __nv_bfloat16, 0, 0, 0, 0)     \
+    ROW(X, half, half, 0, 0, 0, 0)
+#define NIIN_RMA_TABLE_PLAIN(ROW, X)                      \
+    ROW(X, float, float, 0, 0, 0, 1)                      \
+    ROW(X, double, double, 0, 0, 0, 1)                    \
+    ROW(X, char, char, 0, 0, 0, 0)                        \
+    ROW(X, short, short, 1, 0, 0, 0)                      \
+    ROW(X, schar, signed char, 0, 0, 0, 0)                \
+    ROW(X, int, int, 1, 1, 0, 0)                          \
+    ROW(X, long, long, 1, 1, 0, 0)                        \
+    ROW(X, longlong, long long, 1, 1, 0, 0)               \
+    ROW(X, uchar, unsigned char, 0, 0, 0, 0)              \
+    ROW(X, ushort, unsigned short, 1, 0, 0, 0)            \
+    ROW(X, uint, unsigned int, 1, 1, 1, 0)                \
+    ROW(X, ulong, unsigned long, 1, 1, 1, 0)              \
+    ROW(X, ulonglong, unsigned long long, 1, 1, 1, 0)     \
+    ROW(X, int8, int8_t, 0, 0, 0, 0)                      \
+    ROW(X, int16, int16_t, 0, 0, 0, 0)                    \
+    ROW(X, int32, int32_t, 1, 1, 1, 0)                    \
+    ROW(X, int64, int64_t, 1, 1, 1, 0)                    \
+    ROW(X, uint8, uint8_t, 0, 0, 0, 0)                    \
+    ROW(X, uint16, uint16_t, 0, 0, 0, 0)                  \
+    ROW(X, uint32, uint32_t, 1, 1, 1, 0)                  \
+    ROW(X, uint64, uint64_t, 1, 1, 1, 0)                  \
+    ROW(X, size, size_t, 1, 1, 0, 0)                      \
+    ROW(X, ptrdiff, ptrdiff_t, 1, 1, 0, 0)
+#define NIIN_ROW_EVERY(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) X(NAME, TYPE)
+#define NIIN_ROW_WAIT(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) NIIN_ROW_IF_##WAIT(X(NAME, TYPE))
+#define NIIN_ROW_AMO(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) NIIN_ROW_IF_##AMO(X(NAME, TYPE))
+#define NIIN_ROW_BITWISE(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) \
+    NIIN_ROW_IF_##BITWISE(X(NAME, TYPE))
+#define NIIN_ROW_EXTENDED(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) \
+    NIIN_ROW_IF_##EXTENDED(X(NAME, TYPE))
 #define NIIN_ROW_IF_1(row) row
 #define NIIN_ROW_IF_0(row)
 
