@@ -29,9 +29,7 @@
  *                          NVSHMEM_TEAM_WORLD as above; NVSHMEM_TEAM_SHARED and
  *                          NVSHMEMX_TEAM_NODE (the LSA team): the LSA barrier session;
  *                          other teams: NOT_IMPLEMENTED policy. Return 0.
- *   nvshmem_signal_fetch(sig_addr)   a load of the local signal word (here because
- *                          libnvshmem_host declares it for host and device; the signal
- *                          operations themselves are a later slice)
+ *   (nvshmem_signal_fetch: niin/signal.h)
  */
 #ifndef NIIN_SYNC_H
 #define NIIN_SYNC_H
@@ -48,7 +46,6 @@ NIIN_HOSTDEVICE void nvshmem_barrier_all(void);
 NIIN_HOSTDEVICE void nvshmem_sync_all(void);
 NIIN_HOSTDEVICE int nvshmem_barrier(nvshmem_team_t team);
 NIIN_HOSTDEVICE int nvshmem_team_sync(nvshmem_team_t team);
-NIIN_HOSTDEVICE uint64_t nvshmem_signal_fetch(uint64_t *sig_addr);
 
 __device__ void nvshmemx_barrier_all_warp(void);
 __device__ void nvshmemx_barrier_all_block(void);

@@ -168,10 +168,6 @@ NIIN_DEVICE_HD int nvshmem_team_sync(nvshmem_team_t team) {
     return niin::detail::barrier(niin::detail::ScopeThread{}, "nvshmem_team_sync", team, false);
 }
 
-NIIN_DEVICE_HD uint64_t nvshmem_signal_fetch(uint64_t *sig_addr) {
-    return *reinterpret_cast<volatile uint64_t *>(sig_addr);
-}
-
 NIIN_END_C_DECLS
 #endif /* __CUDA_ARCH__ */
 
