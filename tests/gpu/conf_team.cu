@@ -27,13 +27,16 @@ __global__ void team_query_kernel(nvshmem_team_t team, int npes, TeamAnswers *ou
         a.to_world[i] = i < a.n_pes ? nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD) : -2;
         a.from_world[i] = i < npes ? nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, i, team) : -2;
     }
-    if (threadIdx.x == 0 && blockIdx.x == 0) *out = a;
-    // every other thread must have computed the same
+    // every thread of a block must have computed what its thread 0 did (blocks are not
+    // ordered with each other, so each compares within itself), and block 0 reports
+    __shared__ TeamAnswers first;
+    if (threadIdx.x == 0) first = a;
     __syncthreads();
-    bool same = a.my_pe == out->my_pe && a.n_pes == out->n_pes;
+    bool same = a.my_pe == first.my_pe && a.n_pes == first.n_pes;
     for (int i = 0; i < kMaxPes; i++)
-        same = same && a.to_world[i] == out->to_world[i] && a.from_world[i] == out->from_world[i];
+        same = same && a.to_world[i] == first.to_world[i] && a.from_world[i] == first.from_world[i];
     if (!same) atomicAdd(bad, 1);
+    if (threadIdx.x == 0 && blockIdx.x == 0) *out = a;
 }
 
 static void check_team(const char *what, nvshmem_team_t team, TeamAnswers *d_out, int *d_bad) {
