@@ -65,32 +65,7 @@
 
 // NVSHMEM 3.4.5's 25 standard RMA types and its 14 wait types, written out here rather than
 // taken from niin's header, so that the test checks every name exists.
-#define TEST_RMA_TYPES(X)            \
-    X(bfloat16, __nv_bfloat16)       \
-    X(half, half)                    \
-    X(float, float)                  \
-    X(double, double)                \
-    X(char, char)                    \
-    X(short, short)                  \
-    X(schar, signed char)            \
-    X(int, int)                      \
-    X(long, long)                    \
-    X(longlong, long long)           \
-    X(uchar, unsigned char)          \
-    X(ushort, unsigned short)        \
-    X(uint, unsigned int)            \
-    X(ulong, unsigned long)          \
-    X(ulonglong, unsigned long long) \
-    X(int8, int8_t)                  \
-    X(int16, int16_t)                \
-    X(int32, int32_t)                \
-    X(int64, int64_t)                \
-    X(uint8, uint8_t)                \
-    X(uint16, uint16_t)              \
-    X(uint32, uint32_t)              \
-    X(uint64, uint64_t)              \
-    X(size, size_t)                  \
-    X(ptrdiff, ptrdiff_t)
+#include "test_types.h" // TEST_RMA_TYPES, TEST_RMA_SIZES
 
 #define TEST_WAIT_TYPES(X)           \
     X(short, short)                  \

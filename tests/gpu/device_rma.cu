@@ -38,42 +38,8 @@
 
 // ---- the API surface under test -------------------------------------------------------
 
-// NVSHMEM 3.4.5's 25 standard RMA types (NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES), written out
-// here rather than taken from niin's header, so the test also checks that every name exists
-// (taking niin's own list would be circular), and so that the NVSHMEM build has one.
-#define TEST_RMA_TYPES(X)            \
-    X(bfloat16, __nv_bfloat16)       \
-    X(half, half)                    \
-    X(float, float)                  \
-    X(double, double)                \
-    X(char, char)                    \
-    X(short, short)                  \
-    X(schar, signed char)            \
-    X(int, int)                      \
-    X(long, long)                    \
-    X(longlong, long long)           \
-    X(uchar, unsigned char)          \
-    X(ushort, unsigned short)        \
-    X(uint, unsigned int)            \
-    X(ulong, unsigned long)          \
-    X(ulonglong, unsigned long long) \
-    X(int8, int8_t)                  \
-    X(int16, int16_t)                \
-    X(int32, int32_t)                \
-    X(int64, int64_t)                \
-    X(uint8, uint8_t)                \
-    X(uint16, uint16_t)              \
-    X(uint32, uint32_t)              \
-    X(uint64, uint64_t)              \
-    X(size, size_t)                  \
-    X(ptrdiff, ptrdiff_t)
-
-#define TEST_RMA_SIZES(X) \
-    X(8, uint8_t)         \
-    X(16, uint16_t)       \
-    X(32, uint32_t)       \
-    X(64, uint64_t)       \
-    X(128, int4)
+// NVSHMEM 3.4.5's RMA types and sizes: TEST_RMA_TYPES, TEST_RMA_SIZES.
+#include "test_types.h"
 
 enum Fn { FN_PUT = 0, FN_GET = 1, FN_PUT_NBI = 2, FN_GET_NBI = 3 };
 enum Scope { SCOPE_THREAD = 0, SCOPE_WARP = 1, SCOPE_BLOCK = 2 };

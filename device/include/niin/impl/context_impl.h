@@ -342,7 +342,6 @@ int niin_gin_alloc(const niin_host_info *info, const niin_device_context *ctx,
         header.control = control_dev;
         header.loopback_delta = loopback_table;
         header.loopback_first = info->my_pe - info->lsa_rank;
-        header.loopback_size = info->lsa_size;
         e = cudaMemcpy(niin_gin_queue_dev, &header, sizeof header, cudaMemcpyHostToDevice);
     }
     if (e != cudaSuccess) {

@@ -153,12 +153,7 @@ __device__ __noinline__ U g_remote(const char *fn, const niin_device_context *cp
 }
 
 /* NCCL's VA signals (2.29.7) carry the signal of a put-with-signal; without them there is
- * no remote signal (the loopback test mode has its own). */
-#if NIIN_USE_GIN && NCCL_VERSION_CODE >= 22907
-#define NIIN_GIN_HAS_SIGNAL 1
-#else
-#define NIIN_GIN_HAS_SIGNAL 0
-#endif
+ * no remote signal (the loopback test mode has its own): NIIN_USE_GIN_VA_SIGNAL, nccl_caps.h. */
 
 constexpr const char *kNoGinSignal =
     "a signal to a PE outside the LSA team needs NCCL's VA signals (ncclGin_VASignalAdd, NCCL "
@@ -178,7 +173,7 @@ __device__ __noinline__ void gin_put_signal(Coop coop, const char *fn,
     const niin_device_context &c = *cp;
     require_target(fn, c, pe);
     if (!gin_ready(coop, fn, c)) return;
-    if (!NIIN_GIN_HAS_SIGNAL && !c.gin_loopback)
+    if (!NIIN_USE_GIN_VA_SIGNAL && !c.gin_loopback)
         return not_implemented(coop, fn, NIIN_USE_GIN ? kNoGinSignal : kNoGinHeaders);
     const bool heap_source = bytes == 0 || in_heap(c, source, bytes);
     if (!heap_source && !c.gin_loopback)

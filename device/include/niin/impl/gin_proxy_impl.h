@@ -102,7 +102,7 @@ struct niin_gin_queue {
     unsigned long long *barrier_target; /* per barrier index: signal count awaited, 0 none */
     struct niin_gin_control *control;   /* device address of the host-mapped control */
     const long long *loopback_delta;    /* NIIN_GIN_LOOPBACK: the real LSA table */
-    int loopback_first, loopback_size;  /* its first PE and size */
+    int loopback_first;                 /* its first PE */
 };
 
 /* Worker idle time before it exits. */

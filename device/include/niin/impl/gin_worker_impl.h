@@ -25,13 +25,6 @@
  * ncclGin_StrongVASignalAdd from 2.30.7, ncclGin_VASignalAdd in 2.29.7-2.30.3, none before.
  * And the plain signal increment of the rail barrier (NCCL-managed signals): Strong from
  * 2.30.7, the older name before. */
-#if NIIN_USE_GIN && NCCL_VERSION_CODE >= 23007
-#define NIIN_GIN_VA_SIGNAL 1
-#elif NIIN_USE_GIN && NCCL_VERSION_CODE >= 22907
-#define NIIN_GIN_VA_SIGNAL 1
-#else
-#define NIIN_GIN_VA_SIGNAL 0
-#endif
 
 namespace niin {
 namespace detail {
@@ -144,7 +137,7 @@ __device__ __forceinline__ void gin_nccl_run(const niin_device_context &c, ncclG
         }
         break;
     case NIIN_GIN_PUT_SIGNAL:
-#if NIIN_GIN_VA_SIGNAL
+#if NIIN_USE_GIN_VA_SIGNAL
         if (r.sig_op == NVSHMEM_SIGNAL_ADD) {
             /* the data and the signal in one operation (a zero-byte put when there is none) */
             gin.put(world, r.pe, c.window, r.dest_off, c.window, r.src_off, r.bytes,

@@ -37,4 +37,11 @@
 #define NIIN_USE_GIN (NIIN_NCCL_HAS_GIN && NIIN_DEVICE_GIN)
 #define NIIN_USE_GIN_GET (NIIN_NCCL_HAS_GIN_GET && NIIN_DEVICE_GIN)
 
+/* NCCL's VA signals (a 64-bit add at window + offset, carried by a put): 2.29.7. */
+#if NIIN_USE_GIN && NCCL_VERSION_CODE >= 22907
+#define NIIN_USE_GIN_VA_SIGNAL 1
+#else
+#define NIIN_USE_GIN_VA_SIGNAL 0
+#endif
+
 #endif /* NIIN_IMPL_NCCL_CAPS_H */
