@@ -138,13 +138,16 @@ __device__ __forceinline__ constexpr bool inline_fast_copy(ScopeThread) { return
 __device__ __forceinline__ constexpr bool inline_fast_copy(ScopeWarp) { return true; }
 __device__ __forceinline__ constexpr bool inline_fast_copy(ScopeBlock) { return true; }
 
-/* Whether `bytes` from `src` to `dst` can take the fast path: both in global memory (the
- * loop uses global loads and stores, which a generic access to the same address is slower
- * than while the source sits in L1: 16 MiB over 132 CTAs), 16-byte aligned, whole words. */
+/* Whether `bytes` from `src` to `dst` can take the fast path: neither is null (the peer
+ * address of a PE that only GIN reaches; __isGlobal(nullptr) is true, since the global
+ * window is every generic address outside the shared and local ones), both in global
+ * memory (the loop uses global loads and stores, which a generic access to the same
+ * address is slower than while the source sits in L1: 16 MiB over 132 CTAs), 16-byte
+ * aligned, whole words. */
 __device__ __forceinline__ bool fast_copy_fits(const void *dst, const void *src, size_t bytes) {
     return ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) &
             15) == 0 &&
-           __isGlobal(dst) && __isGlobal(src);
+           dst != nullptr && src != nullptr && __isGlobal(dst) && __isGlobal(src);
 }
 
 /* One thread's share of a fast-path copy, as addresses: its first source and destination
@@ -217,7 +220,7 @@ __device__ __forceinline__ void run_fast_copy(FastCopy f) {
 
 /* A warp or block transfer by the fast path, with the group's synchronizations around the
  * loop: planned, synchronized, run, synchronized. False, having done nothing, where the
- * fast path does not apply (a null address -- a PE only GIN reaches -- is not global). */
+ * fast path does not apply (a null address: a PE only GIN reaches). */
 template <typename Coop>
 __device__ __forceinline__ bool fast_transfer(Coop coop, void *dst, const void *src,
                                               size_t bytes) {
