@@ -55,4 +55,4 @@ pub use ordered::strided_span;
 pub use spmd::{JobPlace, run_in_process};
 pub use stream::Stream;
 pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, RmaType, WaitType};
-pub use world::World;
+pub use world::{DEVICE_TEAM_SLOTS, TEAM_SYNC_SLOT_BYTES, World};

@@ -10,7 +10,9 @@ use niin_teams::{SlotSet, TeamConfig, TeamId};
 use niin_transport::{Order, SymAddr, TeamSync, Transport};
 
 use crate::error::{Error, Result};
-use crate::world::{SLOT_WORDS, SYS_SLOTS, World};
+use crate::world::{
+    DEVICE_TEAM_SLOTS, SLOT_WORDS, SYS_SLOTS, SYS_TEAM_SYNC, TEAM_SYNC_SLOT_BYTES, World,
+};
 
 impl World {
     fn team_err(&self, source: niin_teams::TeamError) -> Error {
@@ -49,9 +51,36 @@ impl World {
     }
 
     /// Destroys a user team (`nvshmem_team_destroy`); predefined teams are refused.
+    ///
+    /// Also zeroes this PE's device team-barrier slot of the handle
+    /// ([`World::team_sync_offset`]), so that a team made later with the same handle starts
+    /// from zero. That is safe without communication: this PE left the team's last barrier
+    /// only after every other member's arrival for it had landed here, and a later team of
+    /// the handle needs this PE to take part in its split, which comes after this call.
     pub fn team_destroy(&self, team: TeamId) -> Result<()> {
         self.check_live()?;
-        self.teams().destroy(team).map_err(|e| self.team_err(e))
+        self.teams().destroy(team).map_err(|e| self.team_err(e))?;
+        match team.index() {
+            Some(slot) if slot < DEVICE_TEAM_SLOTS => {
+                let at = self.team_sync_offset() + (slot * TEAM_SYNC_SLOT_BYTES) as u64;
+                self.transport_result(self.inner.transport.memset_local(
+                    SymAddr(at),
+                    0,
+                    TEAM_SYNC_SLOT_BYTES,
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Heap offset (the same on every PE) of the device team-barrier words:
+    /// [`DEVICE_TEAM_SLOTS`] slots of [`TEAM_SYNC_SLOT_BYTES`] bytes, slot `k` for team
+    /// handle `k`. Zero at init (the heap starts zeroed) and again when the team of a handle
+    /// is destroyed. Device code's `nvshmem_barrier(team)` / `nvshmem_team_sync(team)` for
+    /// teams other than WORLD and the LSA team count arrivals there; `libnvshmem_host` hands
+    /// the offset to every CUDA module.
+    pub fn team_sync_offset(&self) -> u64 {
+        self.inner.sys + SYS_TEAM_SYNC
     }
 
     /// Collectively creates the team of `size` PEs of `parent` starting at `start` with
@@ -133,5 +162,68 @@ impl World {
             }
         }
         unreachable!("the loop only ends by returning")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{WorldConfig, run_in_process};
+
+    /// Reads this PE's two barrier words of `slot`.
+    fn slot_words(w: &World, slot: usize) -> [u64; 2] {
+        let mut words = [0u64; 2];
+        let at = SymAddr(w.team_sync_offset() + (slot * TEAM_SYNC_SLOT_BYTES) as u64);
+        // SAFETY: `words` is a live local array of 16 bytes, written only by this call,
+        // which completes before it returns (Order::Now).
+        unsafe {
+            w.inner
+                .transport
+                .get(Order::Now, w.my_pe(), words.as_mut_ptr().cast(), at, 16)
+        }
+        .unwrap();
+        words
+    }
+
+    #[test]
+    fn team_sync_words_lie_in_the_system_area_and_destroy_zeroes_them() {
+        let cfg = WorldConfig::default();
+        run_in_process(2, &cfg, |w| {
+            // The area is inside the system allocation, before any user allocation.
+            let user = w.malloc::<u64>(1)?;
+            let end = w.team_sync_offset() + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
+            assert!(
+                user.offset() >= end,
+                "user block at {} overlaps the area ending at {end}",
+                user.offset()
+            );
+            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
+            let slot = team.index().unwrap();
+            assert_eq!(
+                slot_words(&w, slot),
+                [0, 0],
+                "a new team's slot starts at zero"
+            );
+            // What a device barrier would leave: arrivals and this PE's epoch.
+            let words = [7u64, 3u64];
+            let at = SymAddr(w.team_sync_offset() + (slot * TEAM_SYNC_SLOT_BYTES) as u64);
+            // SAFETY: `words` is a live local array of 16 bytes; Order::Now completes the copy.
+            unsafe {
+                w.inner
+                    .transport
+                    .put(Order::Now, w.my_pe(), at, words.as_ptr().cast(), 16)
+            }
+            .unwrap();
+            assert_eq!(slot_words(&w, slot), [7, 3]);
+            w.team_destroy(team)?;
+            assert_eq!(
+                slot_words(&w, slot),
+                [0, 0],
+                "destroy zeroes the slot of handle {slot}"
+            );
+            w.free(user)?;
+            Ok(())
+        })
+        .unwrap();
     }
 }

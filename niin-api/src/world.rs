@@ -21,14 +21,28 @@ use crate::types::RmaType;
 
 /// Bytes of the world's system area, allocated first in every PE's heap at init (so at
 /// the same offset everywhere): the exchange slots of the collectives niin-api runs
-/// itself (fingerprint comparison, team-handle agreement).
-pub(crate) const SYS_BYTES: u64 = 1024;
+/// itself (fingerprint comparison, team-handle agreement) and the device team-barrier
+/// words ([`SYS_TEAM_SYNC`]).
+pub(crate) const SYS_BYTES: u64 = SYS_TEAM_SYNC + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
 /// Offset in the system area of this PE's published allocation fingerprint (16 bytes).
 pub(crate) const SYS_FINGERPRINT: u64 = 0;
 /// Offset in the system area of this PE's published free team slots (`SLOT_WORDS` words).
 pub(crate) const SYS_SLOTS: u64 = 256;
 /// Words of team-slot bitmap exchanged per round (64 words: 4096 handles).
 pub(crate) const SLOT_WORDS: usize = 64;
+/// Offset in the system area of the device team-barrier words: per team handle below
+/// [`DEVICE_TEAM_SLOTS`], [`TEAM_SYNC_SLOT_BYTES`] bytes (see [`World::team_sync_offset`]).
+pub(crate) const SYS_TEAM_SYNC: u64 = 1024;
+
+/// Team handles device code knows: `0..DEVICE_TEAM_SLOTS` (the entries of the device team
+/// table that `libnvshmem_host` publishes, and the team-barrier slots of the system area).
+/// A team with a larger handle works on the host; device code refuses it by the
+/// NOT_IMPLEMENTED policy.
+pub const DEVICE_TEAM_SLOTS: usize = 1024;
+
+/// Bytes of one team's device-barrier slot: word 0 counts the arrivals of the team's other
+/// PEs at this PE (each adds 1 per barrier), word 1 the barriers this PE has begun.
+pub const TEAM_SYNC_SLOT_BYTES: usize = 16;
 
 static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -936,6 +936,7 @@ mod tests {
             team_table: std::ptr::null_mut(),
             gin_loopback: 0,
             gin_queue_slots: 1024,
+            team_sync_offset: 0x1_0000_0400,
         };
         io.set_host_info(&info);
         let word = |at: usize| i32::from_ne_bytes(io.host_info[at..at + 4].try_into().unwrap());
@@ -946,6 +947,8 @@ mod tests {
         assert_eq!(word(72), 23102, "nccl_version_code at 72");
         assert_eq!(word(112), 1, "put_signal_mode at 112");
         assert_eq!(word(132), 1024, "gin_queue_slots at 132");
+        let offset = u64::from_ne_bytes(io.host_info[136..144].try_into().unwrap());
+        assert_eq!(offset, 0x1_0000_0400, "team_sync_offset at 136");
         assert!(
             io.host_info[size_of::<NiinHostInfo>()..]
                 .iter()

@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 2;
+pub const MODULE_ABI_VERSION: c_uint = 3;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -164,6 +164,8 @@ pub struct NiinHostInfo {
     pub gin_loopback: c_int,
     /// [`GIN_QUEUE_SLOTS_VAR`]: slots of each module's GIN queue (a power of two).
     pub gin_queue_slots: c_uint,
+    /// Heap offset of the device team-barrier words ([`World::team_sync_offset`]; ABI 3).
+    pub team_sync_offset: u64,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -209,7 +211,8 @@ pub struct NiinModuleHooks {
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 136);
+    assert!(size_of::<NiinHostInfo>() == 144);
+    assert!(std::mem::offset_of!(NiinHostInfo, team_sync_offset) == 136);
     assert!(std::mem::offset_of!(NiinHostInfo, put_signal_mode) == 112);
     assert!(std::mem::offset_of!(NiinHostInfo, team_table) == 120);
     assert!(std::mem::offset_of!(NiinHostInfo, gin_queue_slots) == 132);
@@ -661,9 +664,9 @@ pub fn one_pe_without_dev_comm(n_pes: c_int, lsa_size: c_int, gin_wanted: c_int)
 #[repr(C, align(64))]
 struct DevCommStorage([u8; DEV_COMM_CAPACITY]);
 
-/// Entries of the team table on the device: handles `0..DEVICE_TEAM_SLOTS` are known to
-/// device code (a team with a larger handle is refused there by the NOT_IMPLEMENTED policy).
-pub const DEVICE_TEAM_SLOTS: usize = 1024;
+/// Entries of the team table on the device (niin-api's constant: the team-barrier slots of
+/// the system area have the same count).
+pub use niin_api::DEVICE_TEAM_SLOTS;
 
 /// The PE's team table in device memory, the staging copy it is written from, and the
 /// stream of the copies.
@@ -1045,6 +1048,7 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         team_table: std::ptr::null_mut(),
         gin_loopback: settings.gin_loopback,
         gin_queue_slots: settings.gin_queue_slots,
+        team_sync_offset: 0,
     }
 }
 
@@ -1064,6 +1068,7 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     let mut info = host_info(&parts, world.n_pes(), settings);
     info.team_slots = DEVICE_TEAM_SLOTS as c_int;
     info.team_table = teams.device.ptr() as *mut c_void;
+    info.team_sync_offset = world.team_sync_offset();
     reg.attached = Some(Attached {
         teams: Some(teams),
         info,
@@ -1713,7 +1718,9 @@ mod tests {
             assert_eq!(m.name, "test.cu");
             assert!(m.refused.is_none() && !m.set_up);
             let f = reg.modules.iter().find(|m| m.at == &*future).unwrap();
-            assert!(f.refused.as_ref().unwrap().contains("ABI version 3"));
+            let why = f.refused.as_ref().unwrap();
+            let want = format!("ABI version {}", MODULE_ABI_VERSION + 1);
+            assert!(why.contains(&want), "{why:?} does not name {want}");
         }
         // SAFETY: pointers given to niin_register_module.
         unsafe { niin_unregister_module(good) };

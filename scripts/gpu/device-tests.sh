@@ -17,6 +17,11 @@
 #   families     tests/gpu/conf_*.cu, one program per device-API family (signals, waits,
 #                atomics, strided RMA, teams, launch): the same runs as conformance
 #                (no -rdc), one table each.
+#   variants     the family programs under the device settings' other values, 2 and 4 PEs
+#                on NCCL 2.31.2: conf_signal_wait with NIIN_PUT_SIGNAL_MODE=split, and
+#                conf_signal_wait, conf_team, conf_strided with NIIN_GIN_LOOPBACK=1 (every
+#                peer through the GIN proxy: put, get, put-with-signal, signal ADD of the
+#                team barriers). A run that fails is run again under compute-sanitizer.
 #   bandwidth    tests/gpu/putmem_block_bw.cu: nvshmemx_putmem_block, 132 CTAs x 1024
 #                threads, 1-256 MiB, PE 0 -> PE 1; niin-rs (also built with
 #                -DNIIN_DEVICE_GIN=0) and NVSHMEM 3.4.5 all under mpirun with unique-id
@@ -41,7 +46,7 @@ LOG=$OUT/device-tests.log
 SUMMARY=$OUT/device-summary.txt
 : >"$SUMMARY"
 exec > >(tee -a "$LOG") 2>&1
-PARTS=${*:-conformance families bandwidth latency context}
+PARTS=${*:-conformance families variants bandwidth latency context}
 
 # NVLink multicast stays off (GPU.md); NCCL bootstraps over loopback.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TIMEOUT=60
@@ -147,6 +152,14 @@ if [[ " $PARTS " == *" conformance "* ]]; then
             env NIIN_GIN_LOOPBACK=1 NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n \
             "$D/device_rma_231"
     done
+    # (device nvshmem_ptr to a peer is NULL under the loopback by design: those checks fail)
+    if grep -qE "illegal memory access|misaligned address|unspecified launch failure" "$T/rma_loop_2.log" &&
+        command -v compute-sanitizer >/dev/null; then
+        echo "=== device_rma, 2 PEs, NIIN_GIN_LOOPBACK=1 under compute-sanitizer (first errors)"
+        env NIIN_GIN_LOOPBACK=1 NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 timeout 150 \
+            $NR -n 2 compute-sanitizer --tool memcheck --print-limit 3 --show-backtrace device \
+            "$D/device_rma_231" 2>&1 | grep -v "PASS|" | head -60
+    fi
     run "device_rma -rdc, 2 PEs on one GPU, NCCL 2.31.2" "$T/rma_rdc_2.log" \
         env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n 2 "$D/device_rma_rdc_231"
     run "device_rma against NVSHMEM 3.4.5, 2 PEs (mpirun, unique id)" "$T/rma_nvshmem_2.log" \
@@ -193,6 +206,30 @@ if [[ " $PARTS " == *" families "* ]]; then
                 "NVSHMEM/2=$T/${fam}_nvshmem_2.log:2"
             echo
         } | tee -a "$SUMMARY"
+    done
+fi
+
+# ---- variants: the family programs under other device settings -----------------------------
+if [[ " $PARTS " == *" variants "* ]]; then
+    variant() { # label, program, env assignments...
+        local label=$1 prog=$2; shift 2
+        for n in 2 4; do
+            local log="$T/var_${prog}_${label}_$n.log"
+            run "$prog, $n PEs, $*" "$log" env "$@" NIIN_NCCL_LIBRARY=$NCCL231 \
+                NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n $n "$D/${prog}_231"
+            grep -h "FAIL|" "$log" | head -12
+            if grep -qE "illegal memory access|misaligned address|unspecified launch failure" "$log" &&
+                command -v compute-sanitizer >/dev/null; then
+                echo "=== $prog, $n PEs, $* under compute-sanitizer (first errors)"
+                env "$@" NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 timeout 150 \
+                    $NR -n $n compute-sanitizer --tool memcheck --print-limit 3 \
+                    --show-backtrace device "$D/${prog}_231" 2>&1 | grep -v "PASS|" | head -60
+            fi
+        done
+    }
+    variant split conf_signal_wait NIIN_PUT_SIGNAL_MODE=split
+    for prog in conf_signal_wait conf_team conf_strided; do
+        variant loopback "$prog" NIIN_GIN_LOOPBACK=1
     done
 fi
 

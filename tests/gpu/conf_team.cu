@@ -7,6 +7,14 @@
 // 2-D split with rows of 2, and a team made after another was destroyed (its handle may be
 // reused: the device must see the new team). Each query kernel runs 1024-thread blocks
 // without __launch_bounds__; every thread computes the same answers (all are checked).
+//
+// Device barriers of those teams (and of WORLD, SHARED and SAME_MYPE_NODE): nvshmem_barrier
+// and nvshmem_team_sync (after nvshmem_quiet) from a thread, nvshmemx_barrier_warp /
+// _team_sync_warp from a warp, and the _block forms from a 1024-thread block. Each round,
+// every member stores the round number into its slot of every member's array (nvshmem_int_p),
+// the barrier, then each member reads every slot of its own array: all must hold the round
+// (a barrier that let a PE through early shows an older round), and a second barrier keeps
+// the next round's stores out until every member has read.
 #include "conf_harness.h"
 
 constexpr int kMaxPes = 8;
@@ -68,6 +76,97 @@ static void check_team(const char *what, nvshmem_team_t team, TeamAnswers *d_out
     }
 }
 
+// Team barrier rounds (above), by a thread (Scope 0), warp 0 (1) or the block (2);
+// Mode 0: nvshmem[x]_barrier[_warp/_block], 1: nvshmem_quiet then nvshmem[x]_team_sync[...].
+// One kernel per scope and mode, as an application would write it (each form alone fits a
+// 1024-thread block; all six in one kernel would not need to).
+template <int Scope, int Mode>
+__device__ __forceinline__ void team_barrier_by(nvshmem_team_t team) {
+    if (Scope == 0) {
+        if (threadIdx.x == 0) {
+            if (Mode == 1) nvshmem_quiet();
+            if (Mode == 0)
+                nvshmem_barrier(team);
+            else
+                nvshmem_team_sync(team);
+        }
+    } else if (Scope == 1) {
+        if (threadIdx.x < 32) {
+            if (Mode == 1) nvshmem_quiet();
+            if (Mode == 0)
+                nvshmemx_barrier_warp(team);
+            else
+                nvshmemx_team_sync_warp(team);
+        }
+    } else {
+        if (Mode == 1) nvshmem_quiet();
+        if (Mode == 0)
+            nvshmemx_barrier_block(team);
+        else
+            nvshmemx_team_sync_block(team);
+    }
+    __syncthreads();
+}
+
+template <int Scope, int Mode>
+__global__ void team_barrier_kernel(nvshmem_team_t team, int rounds, int *slots, int *bad) {
+    __shared__ int world_pe[kMaxPes];
+    const int n = nvshmem_team_n_pes(team), me = nvshmem_team_my_pe(team);
+    if (threadIdx.x < kMaxPes && static_cast<int>(threadIdx.x) < n)
+        world_pe[threadIdx.x] = nvshmem_team_translate_pe(team, threadIdx.x, NVSHMEM_TEAM_WORLD);
+    __syncthreads();
+    // every member's slot `me` gets the round: spread over the threads that call the barrier
+    const int callers = Scope == 0 ? 1 : Scope == 1 ? 32 : static_cast<int>(blockDim.x);
+    for (int r = 1; r <= rounds; r++) {
+        if (static_cast<int>(threadIdx.x) < callers)
+            for (int i = threadIdx.x; i < n; i += callers) nvshmem_int_p(slots + me, r, world_pe[i]);
+        __syncthreads();
+        team_barrier_by<Scope, Mode>(team);
+        if (threadIdx.x == 0)
+            for (int i = 0; i < n; i++) {
+                const int v = *reinterpret_cast<volatile int *>(slots + i);
+                if (v != r) atomicAdd(bad, 1);
+            }
+        __syncthreads();
+        team_barrier_by<Scope, 0>(team);
+    }
+}
+
+using TeamBarrierKernel = void (*)(nvshmem_team_t, int, int *, int *);
+static const TeamBarrierKernel kTeamBarrierKernels[3][2] = {
+    {team_barrier_kernel<0, 0>, team_barrier_kernel<0, 1>},
+    {team_barrier_kernel<1, 0>, team_barrier_kernel<1, 1>},
+    {team_barrier_kernel<2, 0>, team_barrier_kernel<2, 1>},
+};
+
+// Barrier rounds on `team` (NVSHMEM_TEAM_INVALID on this PE: it only joins the host
+// barriers, which every PE calls alike).
+static void check_team_barrier(const char *what, nvshmem_team_t team, int *sym, int *d_bad) {
+    ConfGroup &g = conf_group(what);
+    TEST_CUDA(cudaMemset(sym, 0, kMaxPes * sizeof(int)));
+    TEST_CUDA(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    if (team != NVSHMEM_TEAM_INVALID) {
+        static const char *const kScope[] = {"thread", "warp", "block"};
+        static const char *const kMode[] = {"barrier", "quiet + team_sync"};
+        const int rounds = 40;
+        for (int scope = 0; scope < 3; scope++)
+            for (int mode = 0; mode < 2; mode++) {
+                TEST_CUDA(cudaMemset(d_bad, 0, sizeof(int)));
+                TeamBarrierKernel kernel = kTeamBarrierKernels[scope][mode];
+                CONF_LAUNCH(g, kernel, 1, 1024, team, rounds, sym, d_bad);
+                int bad = 0;
+                TEST_CUDA(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
+                conf_check(g, bad == 0, "%s by a %s: %d stale slots in %d rounds of %d PEs",
+                           kMode[mode], kScope[scope], bad, rounds, nvshmem_team_n_pes(team));
+                // the next kernel starts from round 1 again: everyone must have finished
+                // reading before anyone stores
+                nvshmem_team_sync(team);
+            }
+    }
+    nvshmem_barrier_all();
+}
+
 int main() {
     conf_begin("conf_team");
     TeamAnswers *d_out = nullptr;
@@ -75,25 +174,34 @@ int main() {
     TEST_CUDA(cudaMalloc(&d_out, sizeof(TeamAnswers)));
     TEST_CUDA(cudaMalloc(&d_bad, sizeof(int)));
     const int n = g_conf_npes, me = g_conf_me;
+    int *sym = static_cast<int *>(nvshmem_malloc(kMaxPes * sizeof(int)));
 
     check_team("team queries: WORLD", NVSHMEM_TEAM_WORLD, d_out, d_bad);
     check_team("team queries: SHARED", NVSHMEM_TEAM_SHARED, d_out, d_bad);
+    check_team_barrier("team barriers: WORLD", NVSHMEM_TEAM_WORLD, sym, d_bad);
+    check_team_barrier("team barriers: SHARED", NVSHMEM_TEAM_SHARED, sym, d_bad);
+    check_team_barrier("team barriers: SAME_MYPE_NODE", NVSHMEMX_TEAM_SAME_MYPE_NODE, sym, d_bad);
 
     nvshmem_team_t even = NVSHMEM_TEAM_INVALID, odd = NVSHMEM_TEAM_INVALID;
     nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, nullptr, 0, &even);
     if (n > 1) nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 2, n / 2, nullptr, 0, &odd);
     check_team("team queries: even PEs (stride 2)", me % 2 == 0 ? even : odd, d_out, d_bad);
+    check_team_barrier("team barriers: even PEs and odd PEs (stride 2)", me % 2 == 0 ? even : odd,
+                       sym, d_bad);
 
     nvshmem_team_t tail = NVSHMEM_TEAM_INVALID;
     if (n > 1) {
         nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 1, 1, n - 1, nullptr, 0, &tail);
         check_team("team queries: PEs 1.. (stride 1, start 1)", tail, d_out, d_bad);
+        check_team_barrier("team barriers: PEs 1.. (PE 0 outside)", tail, sym, d_bad);
     }
 
     nvshmem_team_t xt = NVSHMEM_TEAM_INVALID, yt = NVSHMEM_TEAM_INVALID;
     nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, 2, nullptr, 0, &xt, nullptr, 0, &yt);
     check_team("team queries: 2-D split, x axis (rows of 2)", xt, d_out, d_bad);
     check_team("team queries: 2-D split, y axis", yt, d_out, d_bad);
+    check_team_barrier("team barriers: 2-D split, x axis", xt, sym, d_bad);
+    check_team_barrier("team barriers: 2-D split, y axis", yt, sym, d_bad);
 
     // A destroy, then a new team: the table on the device follows.
     if (tail != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(tail);
@@ -101,12 +209,14 @@ int main() {
     nvshmem_team_t again = NVSHMEM_TEAM_INVALID;
     nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, n, nullptr, 0, &again);
     check_team("team queries: a team made after a destroy", again, d_out, d_bad);
+    check_team_barrier("team barriers: a team made after a destroy", again, sym, d_bad);
 
     if (again != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(again);
     if (xt != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(xt);
     if (yt != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(yt);
     if (even != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(even);
     if (odd != NVSHMEM_TEAM_INVALID) nvshmem_team_destroy(odd);
+    nvshmem_free(sym);
     cudaFree(d_out);
     cudaFree(d_bad);
     return conf_end();

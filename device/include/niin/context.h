@@ -86,6 +86,10 @@ struct niin_device_context {
                                        GIN proxy, whose worker moves the bytes by load/store */
     struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL
                                        when the world needs no GIN: niin/impl/gin_proxy_impl.h */
+    size_t team_sync_off;           /* heap offset of the team-barrier words: per team handle
+                                       below team_slots, 16 bytes (arrivals of the other
+                                       members here, barriers this PE began); zeroed by the
+                                       library at init and team destroy (niin/impl/sync_impl.h) */
 };
 
 #include "niin/impl/context_impl.h"

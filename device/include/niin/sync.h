@@ -28,7 +28,11 @@
  *   nvshmem_barrier(team), nvshmem_team_sync(team), and their nvshmemx _warp/_block forms:
  *                          NVSHMEM_TEAM_WORLD as above; NVSHMEM_TEAM_SHARED and
  *                          NVSHMEMX_TEAM_NODE (the LSA team): the LSA barrier session;
- *                          other teams: NOT_IMPLEMENTED policy. Return 0.
+ *                          any other team (splits, SAME_MYPE_NODE, SAME_GPU, GPU_LEADERS):
+ *                          a counting barrier in the team's slot of the library's system
+ *                          area (sync_impl.h), one at a time per team and PE. A handle the
+ *                          device table lacks: NOT_IMPLEMENTED policy; NVSHMEM_TEAM_INVALID,
+ *                          or a team this PE is not in: a usage error. Return 0.
  *   (nvshmem_signal_fetch: niin/signal.h)
  */
 #ifndef NIIN_SYNC_H

@@ -85,7 +85,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 2u
+#define NIIN_MODULE_ABI_VERSION 3u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -114,6 +114,9 @@ typedef struct niin_host_info {
     void *team_table;               /* device address of the PE's team table (niin_device_team[]) */
     int gin_loopback;               /* NIIN_GIN_LOOPBACK: LSA peers through the GIN proxy */
     unsigned int gin_queue_slots;   /* NIIN_GIN_QUEUE_SLOTS: the GIN queue's slots (power of 2) */
+    /* ABI 3 */
+    unsigned long long team_sync_offset; /* heap offset of the device team-barrier words
+                                            (niin-api World::team_sync_offset) */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -151,7 +154,9 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 136, "niin_host_info is 136 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 144, "niin_host_info is 144 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, team_sync_offset) == 136,
+                   "niin_host_info.team_sync_offset at 136");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, put_signal_mode) == 112,
                    "niin_host_info.put_signal_mode at 112");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, team_table) == 120, "niin_host_info.team_table at 120");
@@ -511,6 +516,7 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
     ctx.teams = static_cast<const niin_device_team *>(info->team_table);
     ctx.barrier_lsa_size = info->lsa_size;
     ctx.team_lsa_rank = info->lsa_rank;
+    ctx.team_sync_off = static_cast<size_t>(info->team_sync_offset);
     ctx.gin_loopback = info->gin_loopback != 0;
     if (ctx.gin_loopback) ctx.gin_enabled = 1;
 

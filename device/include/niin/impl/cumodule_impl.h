@@ -201,6 +201,8 @@ static inline __host__ __device__ int niin_cumodule_build_context(const niin_hos
     ctx->team_slots = info->team_slots;
     ctx->teams = static_cast<const niin_device_team *>(info->team_table);
     ctx->barrier_lsa_size = info->lsa_size;
+    ctx->team_lsa_rank = info->lsa_rank;
+    ctx->team_sync_off = static_cast<size_t>(info->team_sync_offset);
     ctx->gin_loopback = info->gin_loopback != 0;
     if (ctx->gin_loopback) ctx->gin_enabled = 1;
     return NIIN_CUMODULE_OK;

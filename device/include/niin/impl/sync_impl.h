@@ -14,6 +14,8 @@
 
 #include "niin/impl/common_impl.h"
 #include "niin/impl/gin_impl.h"
+#include "niin/impl/query_impl.h"
+#include "niin/impl/wait_impl.h"
 
 #if defined(__CUDACC__)
 namespace niin {
@@ -33,33 +35,94 @@ __device__ __noinline__ void rail_barrier(const niin_device_context *c, unsigned
     gin_rail_barrier(*c, index);
 }
 
-constexpr const char *kBarrierTeamWhy =
-    "device barriers exist for NVSHMEM_TEAM_WORLD, NVSHMEM_TEAM_SHARED and NVSHMEMX_TEAM_NODE "
-    "only";
+constexpr const char *kInvalidTeam = "NVSHMEM_TEAM_INVALID is not a team";
+constexpr const char *kNotTeamMember = "this PE is not a member of the team";
 constexpr const char *kNoBarriers =
     "this module's NCCL device communicator was created without barriers (barrier_count 0)";
 constexpr const char *kNoWorldBarrier =
     "a barrier of all PEs across LSA teams needs the GIN proxy (NCCL headers >= 2.28.7, a world "
     "with GIN, and NIIN_DEVICE_GIN not 0)";
 
+/* ---- barriers of the other teams ---------------------------------------------------------
+ *
+ * Teams other than WORLD and this PE's LSA team (SHARED, NODE), which have NCCL's barriers:
+ * split teams and the predefined SAME_MYPE_NODE, SAME_GPU and GPU_LEADERS. NCCL's barriers
+ * are per devComm (world, LSA team, rail), not per team, so these count arrivals in the
+ * team's slot of the library's system area: 16 bytes at heap offset c.team_sync_off +
+ * 16 * handle, word 0 the arrivals of the other members at this PE, word 1 the barriers this
+ * PE began. The k-th barrier of a team: each member adds 1 to word 0 of every other member
+ * (a release at system scope: for an LSA peer a red.add through its mapping, for a PE that
+ * only GIN reaches a signal ADD through the GIN proxy), then waits until its own word 0
+ * reaches k * (size - 1) (acquire). The counts only grow; libnvshmem_host zeroes a slot when
+ * the team of its handle is destroyed (niin-api World::team_destroy says why no arrival can
+ * be lost to that). As with NVSHMEM's team collectives, one barrier of a team at a time per
+ * PE: one thread, warp or block. Teams of any membership work, several PEs per GPU included;
+ * the wait has no timeout (NVSHMEM's has none either). */
+
+/* This PE's barrier words of `team` (a handle below team_slots). */
+__device__ __forceinline__ unsigned long long *team_sync_words(const niin_device_context &c,
+                                                               nvshmem_team_t team) {
+    return reinterpret_cast<unsigned long long *>(c.heap_base + c.team_sync_off +
+                                                  16 * static_cast<size_t>(team));
+}
+
+/* One arrival at world PE `pe`'s word 0 of the slot at symmetric `words`. */
+__device__ __forceinline__ void team_arrive(const char *fn, const niin_device_context &c,
+                                            unsigned long long *words, int pe) {
+    char *peer = lsa_address(c, words, pe);
+    if (peer != nullptr)
+        asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(peer), "l"(1ull) : "memory");
+    else
+        call_out_of_line(&gin_signal_op<0>, fn, &c, reinterpret_cast<uint64_t *>(words),
+                         static_cast<uint64_t>(1), static_cast<int>(NVSHMEM_SIGNAL_ADD), pe);
+}
+
+/* The counting barrier of `team` by every thread of `coop` (entered together; complete: a
+ * quiet first): the group's threads share the arrivals, its first thread waits. */
+template <typename Coop>
+__device__ __noinline__ void team_counting_barrier(Coop coop, const char *fn, nvshmem_team_t team,
+                                                  bool complete) {
+    const niin_device_context &c = context(fn);
+    if (team == NVSHMEM_TEAM_INVALID) usage_error(fn, kInvalidTeam);
+    DeviceTeamView t;
+    if (!device_team(c, team, &t)) {
+        not_implemented(coop, fn, kTeamWhy);
+        return;
+    }
+    const int me = team_index_of(t, c.my_pe);
+    if (me < 0) usage_error(fn, kNotTeamMember);
+    unsigned long long *words = team_sync_words(c, team);
+    coop.sync();
+    if (complete) {
+        if (coop.thread_rank() == 0) quiet_thread(c);
+        coop.sync();
+    }
+    for (int i = coop.thread_rank(); i < t.size - 1; i += coop.size())
+        team_arrive(fn, c, words, t.start + ((me + 1 + i) % t.size) * t.stride);
+    if (coop.thread_rank() == 0) {
+        const unsigned long long epoch = words[1] + 1;
+        words[1] = epoch;
+        const unsigned long long target = epoch * static_cast<unsigned long long>(t.size - 1);
+        while (load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) < target)
+            __nanosleep(32);
+    }
+    coop.sync();
+}
+
 /* Barrier (complete = true: quiet first and GIN's completing fence) or sync (false) of
- * `team`, by every thread of `coop`. Out of line: one body per scope; a 2-D or 3-D block
+ * NVSHMEM_TEAM_WORLD or this PE's LSA team (NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE), by
+ * every thread of `coop`. Out of line: one body per scope; a 2-D or 3-D block
  * runs the thread-scope body in its first thread. */
 template <typename Coop>
-__device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t team,
-                                    bool complete) {
+__device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t team,
+                                     bool complete) {
     const niin_device_context &c = context(fn);
-    const bool world = team == NVSHMEM_TEAM_WORLD;
-    const bool lsa_team = team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE;
-    if (!world && !lsa_team) {
-        not_implemented(coop, fn, kBarrierTeamWhy);
-        return 0;
-    }
+    const bool lsa_team = team != NVSHMEM_TEAM_WORLD;
     if (!nccl_counts(coop)) {
         coop.sync();
         if (coop.thread_rank() == 0) barrier(ScopeThread(), fn, team, complete);
         coop.sync();
-        return 0;
+        return;
     }
     if (c.barrier_count == 0) usage_error(fn, kNoBarriers);
     const uint32_t index = cta_index() % c.barrier_count;
@@ -87,7 +150,7 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
          * meets again, so no PE leaves before every PE arrived. */
         if (c.gin_queue == nullptr) {
             not_implemented(coop, fn, kNoWorldBarrier);
-            return 0;
+            return;
         }
         ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
                                                        index);
@@ -98,6 +161,22 @@ __device__ __noinline__ int barrier(Coop coop, const char *fn, nvshmem_team_t te
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
     }
     coop.sync();
+    return;
+}
+
+/* nvshmem_barrier(team) / nvshmem_team_sync(team) at any scope: NCCL's barriers for WORLD
+ * and the LSA team, the counting barrier for every other team. Both through
+ * call_out_of_line: a team handle known only at run time makes a kernel reach both bodies,
+ * and direct calls to the two had ptxas allocate their registers into the caller's (a
+ * 1024-thread loop of nvshmem_int_p, nvshmemx_barrier_block(team) and a check needed 66-80
+ * registers; through the pointer, 48). */
+template <typename Coop>
+__device__ __forceinline__ int team_barrier(Coop coop, const char *fn, nvshmem_team_t team,
+                                            bool complete) {
+    if (team == NVSHMEM_TEAM_WORLD || team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE)
+        call_out_of_line(&barrier<Coop>, coop, fn, team, complete);
+    else
+        call_out_of_line(&team_counting_barrier<Coop>, coop, fn, team, complete);
     return 0;
 }
 
@@ -123,16 +202,16 @@ NIIN_DEVICE void nvshmemx_sync_all_block(void) {
                           NVSHMEM_TEAM_WORLD, false);
 }
 NIIN_DEVICE int nvshmemx_barrier_warp(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeWarp{}, "nvshmemx_barrier_warp", team, true);
+    return niin::detail::team_barrier(niin::detail::ScopeWarp{}, "nvshmemx_barrier_warp", team, true);
 }
 NIIN_DEVICE int nvshmemx_barrier_block(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeBlock{}, "nvshmemx_barrier_block", team, true);
+    return niin::detail::team_barrier(niin::detail::ScopeBlock{}, "nvshmemx_barrier_block", team, true);
 }
 NIIN_DEVICE int nvshmemx_team_sync_warp(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeWarp{}, "nvshmemx_team_sync_warp", team, false);
+    return niin::detail::team_barrier(niin::detail::ScopeWarp{}, "nvshmemx_team_sync_warp", team, false);
 }
 NIIN_DEVICE int nvshmemx_team_sync_block(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeBlock{}, "nvshmemx_team_sync_block", team,
+    return niin::detail::team_barrier(niin::detail::ScopeBlock{}, "nvshmemx_team_sync_block", team,
                                  false);
 }
 
@@ -161,11 +240,11 @@ NIIN_DEVICE_HD void nvshmem_sync_all(void) {
 }
 
 NIIN_DEVICE_HD int nvshmem_barrier(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeThread{}, "nvshmem_barrier", team, true);
+    return niin::detail::team_barrier(niin::detail::ScopeThread{}, "nvshmem_barrier", team, true);
 }
 
 NIIN_DEVICE_HD int nvshmem_team_sync(nvshmem_team_t team) {
-    return niin::detail::barrier(niin::detail::ScopeThread{}, "nvshmem_team_sync", team, false);
+    return niin::detail::team_barrier(niin::detail::ScopeThread{}, "nvshmem_team_sync", team, false);
 }
 
 NIIN_END_C_DECLS
