@@ -174,7 +174,9 @@ for f in "$OUTD"/logs/*.log; do
     fi
 done
 rm -rf "$OUTD/logs"
-for f in "$OUTD"/*; do [ -f "$f" ] && strip "$f" 2>/dev/null; done
+# (Not every file is an executable: with ONLY the unpacked folder holds nvshmem_host.md5,
+# and a failed strip must not end the script under set -e before the tar is rewritten.)
+for f in "$OUTD"/*; do if [ -f "$f" ]; then strip "$f" 2>/dev/null || true; fi; done
 md5sum "$NVS/lib/libnvshmem_host.so.3" | cut -d' ' -f1 >"$OUTD/nvshmem_host.md5"
 du -sh "$OUTD"
 tar -cJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu" dev
