@@ -120,6 +120,23 @@ __global__ void sync_block(int *out) {
              nvshmemx_team_sync_block(NVSHMEM_TEAM_SHARED);
 }
 
+/* A team known only at run time (a split team): every scope's barrier and sync. */
+__global__ void sync_team(nvshmem_team_t team, int *out) {
+    out[0] = nvshmem_barrier(team) + nvshmem_team_sync(team);
+}
+
+__global__ void sync_team_warp(nvshmem_team_t team, int *out) {
+    out[0] = nvshmemx_barrier_warp(team) + nvshmemx_team_sync_warp(team);
+}
+
+__global__ void sync_team_warpgroup(nvshmem_team_t team, int *out) {
+    out[0] = nvshmemx_barrier_warpgroup(team);
+}
+
+__global__ void sync_team_block(nvshmem_team_t team, int *out) {
+    out[0] = nvshmemx_barrier_block(team) + nvshmemx_team_sync_block(team);
+}
+
 /* ---- host code: the same names are libnvshmem_host's functions ------------------------ */
 
 int host_side(char *sym, const char *src, size_t n, int pe) {

@@ -76,8 +76,10 @@ static void check_team(const char *what, nvshmem_team_t team, TeamAnswers *d_out
     }
 }
 
-// Team barrier rounds (above), by a thread (Scope 0), warp 0 (1) or the block (2);
-// Mode 0: nvshmem[x]_barrier[_warp/_block], 1: nvshmem_quiet then nvshmem[x]_team_sync[...].
+// Team barrier rounds (above), by a thread (Scope 0), warp 0 (1), the block (2) or
+// warpgroup 0 (3: the first 128 threads); Mode 0: nvshmem[x]_barrier[_warp/_block/
+// _warpgroup], 1: nvshmem_quiet then nvshmem[x]_team_sync[_warp/_block] (the warpgroup has
+// no team_sync: nvshmemx_barrier_warpgroup again).
 // One kernel per scope and mode, as an application would write it (each form alone fits a
 // 1024-thread block; all six in one kernel would not need to).
 template <int Scope, int Mode>
@@ -98,12 +100,19 @@ __device__ __forceinline__ void team_barrier_by(nvshmem_team_t team) {
             else
                 nvshmemx_team_sync_warp(team);
         }
-    } else {
+    } else if (Scope == 2) {
         if (Mode == 1) nvshmem_quiet();
         if (Mode == 0)
             nvshmemx_barrier_block(team);
         else
             nvshmemx_team_sync_block(team);
+    } else {
+#ifndef TEST_NVSHMEM
+        if (threadIdx.x < 128) {
+            if (Mode == 1) nvshmem_quiet();
+            nvshmemx_barrier_warpgroup(team);
+        }
+#endif
     }
     __syncthreads();
 }
@@ -116,7 +125,7 @@ __global__ void team_barrier_kernel(nvshmem_team_t team, int rounds, int *slots,
         world_pe[threadIdx.x] = nvshmem_team_translate_pe(team, threadIdx.x, NVSHMEM_TEAM_WORLD);
     __syncthreads();
     // every member's slot `me` gets the round: spread over the threads that call the barrier
-    const int callers = Scope == 0 ? 1 : Scope == 1 ? 32 : static_cast<int>(blockDim.x);
+    const int callers = Scope == 0 ? 1 : Scope == 1 ? 32 : Scope == 3 ? 128 : static_cast<int>(blockDim.x);
     for (int r = 1; r <= rounds; r++) {
         if (static_cast<int>(threadIdx.x) < callers)
             for (int i = threadIdx.x; i < n; i += callers) nvshmem_int_p(slots + me, r, world_pe[i]);
@@ -133,10 +142,30 @@ __global__ void team_barrier_kernel(nvshmem_team_t team, int rounds, int *slots,
 }
 
 using TeamBarrierKernel = void (*)(nvshmem_team_t, int, int *, int *);
-static const TeamBarrierKernel kTeamBarrierKernels[3][2] = {
+static const TeamBarrierKernel kTeamBarrierKernels[4][2] = {
     {team_barrier_kernel<0, 0>, team_barrier_kernel<0, 1>},
     {team_barrier_kernel<1, 0>, team_barrier_kernel<1, 1>},
     {team_barrier_kernel<2, 0>, team_barrier_kernel<2, 1>},
+#ifndef TEST_NVSHMEM
+    {team_barrier_kernel<3, 0>, team_barrier_kernel<3, 1>},
+#endif
+};
+
+// The launches: each scope in a 1024-thread block, and the warpgroup also as a block of
+// its own 128 threads. Not against NVSHMEM 3.4.5: a kernel that calls its
+// nvshmemx_barrier_warpgroup does not link (libnvshmem_device.a lacks
+// nvshmemi_transfer_quiet<warpgroup>), and it would run warpgroup 0 on named barrier 0,
+// which the other warps' __syncthreads uses at the same time.
+struct TeamBarrierLaunch {
+    int scope, threads;
+    const char *name;
+};
+static const TeamBarrierLaunch kTeamBarrierLaunches[] = {
+    {0, 1024, "thread"}, {1, 1024, "warp"}, {2, 1024, "block"},
+#ifndef TEST_NVSHMEM
+    {3, 128, "warpgroup (128-thread block)"},
+    {3, 1024, "warpgroup 0 of a 1024-thread block"},
+#endif
 };
 
 // Barrier rounds on `team` (NVSHMEM_TEAM_INVALID on this PE: it only joins the host
@@ -146,19 +175,22 @@ static void check_team_barrier(const char *what, nvshmem_team_t team, int *sym, 
     TEST_CUDA(cudaMemset(sym, 0, kMaxPes * sizeof(int)));
     TEST_CUDA(cudaDeviceSynchronize());
     nvshmem_barrier_all();
+#ifdef TEST_NVSHMEM
+    if (g_conf_me == 0)
+        printf("SKIP|%s|nvshmemx_barrier_warpgroup: does not link against NVSHMEM 3.4.5\n", what);
+#endif
     if (team != NVSHMEM_TEAM_INVALID) {
-        static const char *const kScope[] = {"thread", "warp", "block"};
         static const char *const kMode[] = {"barrier", "quiet + team_sync"};
         const int rounds = 40;
-        for (int scope = 0; scope < 3; scope++)
+        for (const TeamBarrierLaunch &l : kTeamBarrierLaunches)
             for (int mode = 0; mode < 2; mode++) {
                 TEST_CUDA(cudaMemset(d_bad, 0, sizeof(int)));
-                TeamBarrierKernel kernel = kTeamBarrierKernels[scope][mode];
-                CONF_LAUNCH(g, kernel, 1, 1024, team, rounds, sym, d_bad);
+                TeamBarrierKernel kernel = kTeamBarrierKernels[l.scope][mode];
+                CONF_LAUNCH(g, kernel, 1, l.threads, team, rounds, sym, d_bad);
                 int bad = 0;
                 TEST_CUDA(cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost));
                 conf_check(g, bad == 0, "%s by a %s: %d stale slots in %d rounds of %d PEs",
-                           kMode[mode], kScope[scope], bad, rounds, nvshmem_team_n_pes(team));
+                           kMode[mode], l.name, bad, rounds, nvshmem_team_n_pes(team));
                 // the next kernel starts from round 1 again: everyone must have finished
                 // reading before anyone stores
                 nvshmem_team_sync(team);

@@ -25,7 +25,8 @@
  *                          One LSA team (lsa_size == n_pes): NCCL's LSA barrier session;
  *                          otherwise the hybrid (LSA + GIN) world barrier session (NCCL
  *                          >= 2.28.7; older headers: NOT_IMPLEMENTED policy).
- *   nvshmem_barrier(team), nvshmem_team_sync(team), and their nvshmemx _warp/_block forms:
+ *   nvshmem_barrier(team), nvshmem_team_sync(team), and their nvshmemx _warp/_block forms
+ *   (and nvshmemx_barrier_warpgroup: 4 warps, NVSHMEM's named-barrier rule, common_impl.h):
  *                          NVSHMEM_TEAM_WORLD as above; NVSHMEM_TEAM_SHARED and
  *                          NVSHMEMX_TEAM_NODE (the LSA team): the LSA barrier session;
  *                          any other team (splits, SAME_MYPE_NODE, SAME_GPU, GPU_LEADERS):
@@ -56,6 +57,7 @@ __device__ void nvshmemx_barrier_all_block(void);
 __device__ void nvshmemx_sync_all_warp(void);
 __device__ void nvshmemx_sync_all_block(void);
 __device__ int nvshmemx_barrier_warp(nvshmem_team_t team);
+__device__ int nvshmemx_barrier_warpgroup(nvshmem_team_t team);
 __device__ int nvshmemx_barrier_block(nvshmem_team_t team);
 __device__ int nvshmemx_team_sync_warp(nvshmem_team_t team);
 __device__ int nvshmemx_team_sync_block(nvshmem_team_t team);

@@ -72,6 +72,30 @@ struct ScopeBlock {
     __device__ __forceinline__ void sync() const { __syncthreads(); }
 };
 
+/* NVSHMEM's warpgroup (nvshmemx_barrier_warpgroup): four consecutive warps, 128 threads by
+ * linear thread index (the whole block when it has fewer, which then meets in
+ * __syncthreads). In a larger block, which must have a multiple of 128 threads (as with
+ * NVSHMEM), warpgroup w meets on named barrier 1 + w with a count of 128. (NVSHMEM uses
+ * barrier w, so its warpgroup 0 shares barrier 0 with __syncthreads: other warps waiting
+ * in __syncthreads meanwhile break both; 1 + w keeps them apart, and a 1024-thread block
+ * needs barriers 1-8 of 16.) NCCL has no cooperation type for it: NCCL sessions run in its
+ * first thread. */
+struct ScopeWarpgroup {
+    __device__ __forceinline__ int thread_rank() const { return ScopeBlock().thread_rank() & 127; }
+    __device__ __forceinline__ int size() const {
+        const int block = ScopeBlock().size();
+        return block < 128 ? block : 128;
+    }
+    __device__ __forceinline__ void sync() const {
+        if (ScopeBlock().size() <= 128) {
+            __syncthreads();
+        } else {
+            const unsigned int id = 1 + (static_cast<unsigned int>(ScopeBlock().thread_rank()) >> 7);
+            asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+        }
+    }
+};
+
 /* Whether NCCL's cooperation type counts the scope's threads right: always, except for a
  * 2-D or 3-D block. */
 __device__ __forceinline__ constexpr bool nccl_counts(ScopeThread) { return true; }

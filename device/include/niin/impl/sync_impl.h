@@ -164,6 +164,26 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
     return;
 }
 
+/* A scope NCCL has no cooperation type for (the warpgroup): NCCL's barrier by its first
+ * thread, between two syncs of the group. */
+template <typename Coop>
+__device__ __noinline__ void barrier_by_first_thread(Coop coop, const char *fn,
+                                                     nvshmem_team_t team, bool complete) {
+    coop.sync();
+    if (coop.thread_rank() == 0) barrier(ScopeThread(), fn, team, complete);
+    coop.sync();
+}
+
+template <typename Coop>
+struct NcclBarrierOf {
+    static constexpr void (*body)(Coop, const char *, nvshmem_team_t, bool) = &barrier<Coop>;
+};
+template <>
+struct NcclBarrierOf<ScopeWarpgroup> {
+    static constexpr void (*body)(ScopeWarpgroup, const char *, nvshmem_team_t, bool) =
+        &barrier_by_first_thread<ScopeWarpgroup>;
+};
+
 /* nvshmem_barrier(team) / nvshmem_team_sync(team) at any scope: NCCL's barriers for WORLD
  * and the LSA team, the counting barrier for every other team. Both through
  * call_out_of_line: a team handle known only at run time makes a kernel reach both bodies,
@@ -174,7 +194,7 @@ template <typename Coop>
 __device__ __forceinline__ int team_barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                             bool complete) {
     if (team == NVSHMEM_TEAM_WORLD || team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE)
-        call_out_of_line(&barrier<Coop>, coop, fn, team, complete);
+        call_out_of_line(NcclBarrierOf<Coop>::body, coop, fn, team, complete);
     else
         call_out_of_line(&team_counting_barrier<Coop>, coop, fn, team, complete);
     return 0;
@@ -203,6 +223,10 @@ NIIN_DEVICE void nvshmemx_sync_all_block(void) {
 }
 NIIN_DEVICE int nvshmemx_barrier_warp(nvshmem_team_t team) {
     return niin::detail::team_barrier(niin::detail::ScopeWarp{}, "nvshmemx_barrier_warp", team, true);
+}
+NIIN_DEVICE int nvshmemx_barrier_warpgroup(nvshmem_team_t team) {
+    return niin::detail::team_barrier(niin::detail::ScopeWarpgroup{}, "nvshmemx_barrier_warpgroup",
+                                      team, true);
 }
 NIIN_DEVICE int nvshmemx_barrier_block(nvshmem_team_t team) {
     return niin::detail::team_barrier(niin::detail::ScopeBlock{}, "nvshmemx_barrier_block", team, true);
