@@ -43,6 +43,9 @@ struct niin_device_team {
 
 struct niin_gin_queue;
 
+/* World PEs whose LSA routing the context holds inline (niin_device_context.lsa_near). */
+#define NIIN_LSA_NEAR 8
+
 /* One CUDA module's view of the world, in device memory. The first nine fields are the
  * agreed interface; fields are only ever appended. */
 struct niin_device_context {
@@ -86,6 +89,11 @@ struct niin_device_context {
                                        GIN proxy, whose worker moves the bytes by load/store */
     struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL
                                        when the world needs no GIN: niin/impl/gin_proxy_impl.h */
+    long long lsa_near[NIIN_LSA_NEAR]; /* per world PE below NIIN_LSA_NEAR: 1 + the PE's
+                                       lsa_delta entry when it is in this PE's LSA team
+                                       (self included), 0 when it is not (or no PE): the
+                                       lookup of the common case in one load whose address
+                                       depends on nothing loaded (common_impl.h, lsa_address) */
     size_t team_sync_off;           /* heap offset of the team-barrier words: per team handle
                                        below team_slots, 16 bytes (arrivals of the other
                                        members here, barriers this PE began); zeroed by the

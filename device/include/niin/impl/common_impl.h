@@ -206,6 +206,22 @@ __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const
     return const_cast<char *>(static_cast<const char *>(sym)) + delta;
 }
 
+/* lsa_address for the scalar operations (p, g, atomics): world PEs below NIIN_LSA_NEAR in
+ * one load from the context whose address depends on `pe` alone (lsa_near), others as
+ * lsa_address. After a system fence the context's lines are no longer in L1 and every
+ * dependent load waits for L2: a p + quiet loop paid lsa_address's two loads in a row,
+ * NVSHMEM's one. (Not in put/get: there the second path cost the 1024-thread latency
+ * kernels 6-13 registers, over the 64 of a 1024-thread block.) */
+__device__ __forceinline__ char *lsa_address_near(const niin_device_context &c, const void *sym,
+                                                  int pe) {
+    if (static_cast<unsigned int>(pe) < NIIN_LSA_NEAR) {
+        const long long near = ctx_read(c.lsa_near[pe]);
+        return near != 0 ? const_cast<char *>(static_cast<const char *>(sym)) + (near - 1)
+                         : nullptr;
+    }
+    return lsa_address(c, sym, pe);
+}
+
 /* Calls `f`, a __noinline__ function of a cold path (GIN), through a function pointer that
  * ptxas cannot resolve. A direct call lets ptxas allocate registers across caller and
  * callee, and the GIN code needs ~120: under __launch_bounds__(1024) (64 registers) it

@@ -64,6 +64,20 @@
  * before setup and after teardown. */
 static __device__ niin_device_context niin_ctx_value;
 
+/* Fills ctx->lsa_near from the LSA table the context routes by (`table`: lsa_size entries,
+ * NULL for a team of one, which is this PE alone): entry pe is 1 + PE pe's distance when PE
+ * pe is in the LSA team, else 0 (a distance is a difference of page-aligned addresses,
+ * never -1, so 0 is free to mean "not here"). */
+static inline __device__ void niin_fill_lsa_near(niin_device_context *ctx, const long long *table) {
+    const int first = ctx->my_pe - ctx->lsa_rank;
+    for (int pe = 0; pe < NIIN_LSA_NEAR; pe++) {
+        const int i = pe - first;
+        long long v = 0;
+        if (pe < ctx->n_pes && i >= 0 && i < ctx->lsa_size) v = (table != nullptr ? table[i] : 0) + 1;
+        ctx->lsa_near[pe] = v;
+    }
+}
+
 /* Why a kernel found no context; stops it. */
 static inline __device__ __noinline__ void niin_ctx_missing() {
     printf("NIIN: device code of this CUDA module has no niin-rs device context: called before "
@@ -236,6 +250,7 @@ __global__ void niin_module_write_context(niin_device_context value, long long *
         value.self_delta = 0;
         value.lsa_delta = &niin_ctx_value.self_delta;
     }
+    niin_fill_lsa_near(&value, table);
     niin_ctx_value = value;
 }
 

@@ -246,6 +246,7 @@ __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *i
         ctx.self_delta = 0;
         ctx.lsa_delta = &niin_ctx_value.self_delta;
     }
+    niin_fill_lsa_near(&ctx, ctx.lsa_size > 1 ? table : nullptr);
     niin_ctx_value = ctx;
     return NIIN_CUMODULE_OK;
 }

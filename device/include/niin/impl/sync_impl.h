@@ -25,8 +25,10 @@ namespace detail {
  * module has a GIN proxy, a FLUSH through it (gin_quiet, out of line). Also nvshmem_fence's
  * ordering: GIN has no lighter operation that orders puts. */
 __device__ __forceinline__ void quiet_thread(const niin_device_context &c) {
+    /* the queue's address is loaded before the fence, whose wait then covers the load */
+    const bool gin = ctx_read(c.gin_queue) != nullptr;
     __threadfence_system();
-    if (c.gin_queue != nullptr) call_out_of_line(&gin_quiet<0>, "nvshmem_quiet", &c);
+    if (gin) call_out_of_line(&gin_quiet<0>, "nvshmem_quiet", &c);
 }
 
 /* The rail part of a world barrier across LSA teams, out of line (gin_proxy_impl.h). */
