@@ -195,6 +195,55 @@ NIIN_STATIC_ASSERT(offsetof(niin_module_hooks, teardown) == 48,
                    "niin_module_hooks.teardown at 48");
 #endif
 
+/* The context fields that come from `info` alone, for both setups of a context (this TU's
+ * setup hook below, and a driver-API module's entry, niin/impl/cumodule_impl.h); the
+ * devComm and its checks, the LSA table and the GIN queue are the callers'. */
+static inline __host__ __device__ void niin_context_from_info(const niin_host_info *info,
+                                                              niin_device_context *ctx) {
+    ctx->my_pe = info->my_pe;
+    ctx->n_pes = info->n_pes;
+    ctx->heap_base = static_cast<char *>(info->heap_base);
+    ctx->heap_size = info->heap_size;
+    ctx->window = static_cast<ncclWindow_t>(info->window);
+    ctx->lsa_size = info->lsa_size;
+    ctx->lsa_rank = info->lsa_rank;
+    ctx->barrier_count = info->barrier_count;
+    ctx->gin_enabled = info->gin_wanted != 0;
+    ctx->gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
+    ctx->gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
+    ctx->put_signal_mode = info->put_signal_mode;
+    ctx->team_slots = info->team_slots;
+    ctx->teams = static_cast<const niin_device_team *>(info->team_table);
+    ctx->barrier_lsa_size = info->lsa_size;
+    ctx->team_lsa_rank = info->lsa_rank;
+    ctx->team_sync_off = static_cast<size_t>(info->team_sync_offset);
+    ctx->gin_loopback = info->gin_loopback != 0;
+    if (ctx->gin_loopback) ctx->gin_enabled = 1;
+}
+
+/* Fills `table` (lsa_size entries) with, for each LSA peer of `ctx`, the distance from the
+ * heap to NCCL's mapping of that peer's heap (ncclGetPeerPointer(window, 0, peer) -
+ * heap_base; 0 for self, which is reached by address). Returns 0, or i + 1 for the first
+ * peer i whose mapping is not one range over the heap (checked at offsets 0 and
+ * heap_size - 1): the device API addresses peers as heap offset + distance. One thread. */
+static inline __device__ long long niin_lsa_table_fill(const niin_device_context *ctx,
+                                                       long long *table) {
+    const int first = ctx->my_pe - ctx->lsa_rank;
+    const size_t last = ctx->heap_size > 0 ? ctx->heap_size - 1 : 0;
+    long long bad = 0;
+    for (int i = 0; i < ctx->lsa_size; i++) {
+        if (i == ctx->lsa_rank) {
+            table[i] = 0;
+            continue;
+        }
+        char *p0 = static_cast<char *>(ncclGetPeerPointer(ctx->window, 0, first + i));
+        char *pl = static_cast<char *>(ncclGetPeerPointer(ctx->window, last, first + i));
+        if ((p0 == nullptr || pl != p0 + last) && bad == 0) bad = i + 1;
+        table[i] = static_cast<long long>(p0 - ctx->heap_base);
+    }
+    return bad;
+}
+
 #if !defined(NIIN_NO_DEVICE_CONTEXT)
 
 #include "niin/impl/gin_worker_impl.h"
@@ -231,20 +280,7 @@ __global__ void niin_gin_worker() {
  * or teardown) the context's table is its own self_delta field. */
 __global__ void niin_module_write_context(niin_device_context value, long long *table) {
     if (table != nullptr) {
-        const int first = value.my_pe - value.lsa_rank;
-        const size_t last = value.heap_size > 0 ? value.heap_size - 1 : 0;
-        long long bad = 0;
-        for (int i = 0; i < value.lsa_size; i++) {
-            if (i == value.lsa_rank) {
-                table[i] = 0;
-                continue;
-            }
-            char *p0 = static_cast<char *>(ncclGetPeerPointer(value.window, 0, first + i));
-            char *pl = static_cast<char *>(ncclGetPeerPointer(value.window, last, first + i));
-            if (p0 == nullptr || pl != p0 + last) bad = i + 1;
-            table[i] = static_cast<long long>(p0 - value.heap_base);
-        }
-        table[value.lsa_size] = bad;
+        table[value.lsa_size] = niin_lsa_table_fill(&value, table);
         value.lsa_delta = table;
     } else if (value.n_pes > 0) {
         value.self_delta = 0;
@@ -514,26 +550,7 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
                                 "a one-PE world with LSA rank %d of %d and GIN %s", info->lsa_rank,
                                 info->lsa_size, info->gin_wanted ? "on" : "off");
     }
-    ctx.my_pe = info->my_pe;
-    ctx.n_pes = info->n_pes;
-    ctx.heap_base = static_cast<char *>(info->heap_base);
-    ctx.heap_size = info->heap_size;
-    ctx.window = static_cast<ncclWindow_t>(info->window);
-    ctx.lsa_size = info->lsa_size;
-    ctx.lsa_rank = info->lsa_rank;
-    ctx.barrier_count = info->barrier_count;
-    ctx.gin_enabled = info->gin_wanted != 0;
-    ctx.gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
-    ctx.gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
-
-    ctx.put_signal_mode = info->put_signal_mode;
-    ctx.team_slots = info->team_slots;
-    ctx.teams = static_cast<const niin_device_team *>(info->team_table);
-    ctx.barrier_lsa_size = info->lsa_size;
-    ctx.team_lsa_rank = info->lsa_rank;
-    ctx.team_sync_off = static_cast<size_t>(info->team_sync_offset);
-    ctx.gin_loopback = info->gin_loopback != 0;
-    if (ctx.gin_loopback) ctx.gin_enabled = 1;
+    niin_context_from_info(info, &ctx);
 
     long long *table = nullptr;
     if (ctx.lsa_size > 1) {

@@ -186,25 +186,7 @@ static inline __host__ __device__ int niin_cumodule_build_context(const niin_hos
         return niin_cumodule_fail(detail, NIIN_CUMODULE_E_NO_DEV_COMM, info->n_pes,
                                   info->lsa_size, info->lsa_rank, info->gin_wanted);
     }
-    ctx->my_pe = info->my_pe;
-    ctx->n_pes = info->n_pes;
-    ctx->heap_base = static_cast<char *>(info->heap_base);
-    ctx->heap_size = info->heap_size;
-    ctx->window = static_cast<ncclWindow_t>(info->window);
-    ctx->lsa_size = info->lsa_size;
-    ctx->lsa_rank = info->lsa_rank;
-    ctx->barrier_count = info->barrier_count;
-    ctx->gin_enabled = info->gin_wanted != 0;
-    ctx->gin_signal_count = info->gin_wanted ? info->gin_signal_count : 0;
-    ctx->gin_counter_count = info->gin_wanted ? info->gin_counter_count : 0;
-    ctx->put_signal_mode = info->put_signal_mode;
-    ctx->team_slots = info->team_slots;
-    ctx->teams = static_cast<const niin_device_team *>(info->team_table);
-    ctx->barrier_lsa_size = info->lsa_size;
-    ctx->team_lsa_rank = info->lsa_rank;
-    ctx->team_sync_off = static_cast<size_t>(info->team_sync_offset);
-    ctx->gin_loopback = info->gin_loopback != 0;
-    if (ctx->gin_loopback) ctx->gin_enabled = 1;
+    niin_context_from_info(info, ctx);
     return NIIN_CUMODULE_OK;
 }
 
@@ -225,20 +207,11 @@ __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *i
     if (ctx.lsa_size > 1 && table == nullptr)
         return niin_cumodule_fail(detail, NIIN_CUMODULE_E_TABLE, ctx.lsa_size, 0, 0, 0);
     if (ctx.lsa_size > 1) {
-        /* Per LSA peer, the distance from the heap to NCCL's mapping of that peer's heap,
-         * which must be one range over the whole heap (offsets 0 and heap_size - 1). */
-        const int first = ctx.my_pe - ctx.lsa_rank;
-        const size_t last = ctx.heap_size > 0 ? ctx.heap_size - 1 : 0;
-        for (int i = 0; i < ctx.lsa_size; i++) {
-            if (i == ctx.lsa_rank) {
-                table[i] = 0;
-                continue;
-            }
-            char *p0 = static_cast<char *>(ncclGetPeerPointer(ctx.window, 0, first + i));
-            char *pl = static_cast<char *>(ncclGetPeerPointer(ctx.window, last, first + i));
-            if (p0 == nullptr || pl != p0 + last)
-                return niin_cumodule_fail(detail, NIIN_CUMODULE_E_MAPPING, i, first + i, 0, 0);
-            table[i] = static_cast<long long>(p0 - ctx.heap_base);
+        const long long bad = niin_lsa_table_fill(&ctx, table);
+        if (bad != 0) {
+            const int i = static_cast<int>(bad - 1);
+            return niin_cumodule_fail(detail, NIIN_CUMODULE_E_MAPPING, i,
+                                      ctx.my_pe - ctx.lsa_rank + i, 0, 0);
         }
         table[ctx.lsa_size] = 0;
         ctx.lsa_delta = table;
