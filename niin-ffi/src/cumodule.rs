@@ -60,7 +60,7 @@
 //! every failure, a module never initialized included, into that value), after one `NIIN:`
 //! line that names it.
 
-use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::ptr::{addr_of, addr_of_mut};
 use std::sync::{Mutex, MutexGuard};
 
@@ -287,112 +287,33 @@ fn gin_refusal(loopback: bool) -> String {
     )
 }
 
-// ---- the driver calls ------------------------------------------------------------------
+// ---- the driver calls (niin-transport's cuda::foreign) ------------------------------------
 
-type GetFunctionCountFn = unsafe extern "C" fn(*mut c_uint, sys::CUmodule) -> sys::CUresult;
-type EnumerateFunctionsFn =
-    unsafe extern "C" fn(*mut sys::CUfunction, c_uint, sys::CUmodule) -> sys::CUresult;
-type FuncGetNameFn = unsafe extern "C" fn(*mut *const c_char, sys::CUfunction) -> sys::CUresult;
-type LibraryGetModuleFn = unsafe extern "C" fn(*mut sys::CUmodule, sys::CUlibrary) -> sys::CUresult;
-
-/// The driver and its version, or why there is none.
-fn driver_version() -> FfiResult<i32> {
-    cuda::driver_version().map_err(|e| FfiError::Os(format!("the CUDA driver: {e}")))
-}
-
-/// The driver function `name` of prototype `F`.
-///
-/// # Safety
-/// `F` must be the prototype of the driver API's `name`.
-unsafe fn driver_fn<F: Copy>(name: &str, since: &str) -> FfiResult<F> {
-    let version = driver_version()?;
-    // SAFETY: driver_version() succeeded, so libcuda is present and culib() returns it
-    // (loaded once, for the life of the process) instead of panicking.
-    let lib = unsafe { sys::culib() };
-    // SAFETY: looking the symbol up does not call it; its type is F by this function's
-    // contract, and the library stays loaded, so the copied pointer stays valid.
-    let symbol = unsafe { lib.get::<F>(name.as_bytes()) };
-    symbol.map(|s| *s).map_err(|_| {
-        FfiError::NotSupported(format!(
-            "the CUDA driver (version {}.{}) has no {name}, which arrived in CUDA {since}",
-            version / 1000,
-            version % 1000 / 10
-        ))
-    })
-}
-
-/// Checks a driver result.
-fn cu(what: &str, rc: sys::CUresult) -> FfiResult<()> {
-    if rc == sys::CUresult::CUDA_SUCCESS {
-        return Ok(());
+/// A failed driver call as this library reports it: a driver too old for the call is
+/// NOT_SUPPORTED, anything else an internal error.
+fn driver_error(e: cuda::CudaError) -> FfiError {
+    match e {
+        cuda::CudaError::DriverLacks { .. } => FfiError::NotSupported(e.to_string()),
+        e => FfiError::Os(e.to_string()),
     }
-    let mut name: *const c_char = std::ptr::null();
-    // SAFETY: cuGetErrorName is among the symbols the driver layer checked; it writes a
-    // pointer to a static string (or leaves NULL for an unknown code).
-    let _ = unsafe { sys::cuGetErrorName(rc, &mut name) };
-    let text = if name.is_null() {
-        format!("{rc:?}")
-    } else {
-        // SAFETY: non-null: a NUL-terminated static string of the driver.
-        unsafe { CStr::from_ptr(name) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    Err(FfiError::Os(format!(
-        "{what} failed: {text} ({})",
-        rc as i32
-    )))
 }
 
 /// The module of `library` in the current context.
 fn library_module(library: sys::CUlibrary) -> FfiResult<sys::CUmodule> {
-    // SAFETY: the prototype of cuLibraryGetModule.
-    let get: LibraryGetModuleFn = unsafe { driver_fn("cuLibraryGetModule", "12.0") }?;
-    let mut module = std::ptr::null_mut();
-    // SAFETY: the caller's library handle, by NVSHMEM's contract a loaded library; the call
-    // writes the module handle.
-    cu("cuLibraryGetModule", unsafe { get(&mut module, library) })?;
-    Ok(module)
+    // SAFETY: the caller's library handle: a loaded library, by NVSHMEM's contract for
+    // nvshmemx_culibrary_init/finalize.
+    unsafe { cuda::library_module(library) }.map_err(driver_error)
 }
 
 /// The entries of `module`: every function whose name contains [`ENTRY_NAME`], with its name.
 fn entries(module: sys::CUmodule) -> FfiResult<Vec<(sys::CUfunction, String)>> {
-    // SAFETY: the driver API's prototype of cuModuleGetFunctionCount.
-    let count_fn: GetFunctionCountFn = unsafe { driver_fn("cuModuleGetFunctionCount", "12.4") }?;
-    // SAFETY: the driver API's prototype of cuModuleEnumerateFunctions.
-    let enumerate: EnumerateFunctionsFn =
-        unsafe { driver_fn("cuModuleEnumerateFunctions", "12.4") }?;
-    // SAFETY: the driver API's prototype of cuFuncGetName.
-    let name_of: FuncGetNameFn = unsafe { driver_fn("cuFuncGetName", "12.3") }?;
-    let mut count: c_uint = 0;
-    // SAFETY: the caller's module handle (a loaded module, by NVSHMEM's contract); writes the
-    // count.
-    cu("cuModuleGetFunctionCount", unsafe {
-        count_fn(&mut count, module)
-    })?;
-    let mut functions = vec![std::ptr::null_mut(); count as usize];
-    // SAFETY: `functions` has room for `count` handles.
-    cu("cuModuleEnumerateFunctions", unsafe {
-        enumerate(functions.as_mut_ptr(), count, module)
-    })?;
-    let mut found = Vec::new();
-    for f in functions {
-        let mut name: *const c_char = std::ptr::null();
-        // SAFETY: a function handle the driver just returned; writes a pointer to its name,
-        // owned by the module.
-        cu("cuFuncGetName", unsafe { name_of(&mut name, f) })?;
-        if name.is_null() {
-            continue;
-        }
-        // SAFETY: non-null: the NUL-terminated name, valid while the module is loaded.
-        let name = unsafe { CStr::from_ptr(name) }
-            .to_string_lossy()
-            .into_owned();
-        if is_entry_name(&name) {
-            found.push((f, name));
-        }
-    }
-    Ok(found)
+    // SAFETY: the caller's module handle: a loaded module, by NVSHMEM's contract for
+    // nvshmemx_cumodule_init/finalize.
+    let functions = unsafe { cuda::module_functions(module) }.map_err(driver_error)?;
+    Ok(functions
+        .into_iter()
+        .filter(|(_, name)| is_entry_name(name))
+        .collect())
 }
 
 /// Whether `name` is the mangled name of a TU's entry.
@@ -438,23 +359,10 @@ impl IoBlock {
         // SAFETY: `func` is an entry of a loaded module (enumerated from it, and the module is
         // finalized before it is unloaded, by NVSHMEM's contract), whose parameters are
         // (unsigned int, niin_cumodule_io *): `params` points at a c_uint and at the block's
-        // device address, alive across the call; the stream is ours.
-        let rc = unsafe {
-            sys::cuLaunchKernel(
-                func,
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                self.stream.raw() as usize as sys::CUstream,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        cu(&format!("{label}: launching its niin_cumodule_entry"), rc)?;
+        // device address, alive across the call; the stream is ours, in the module's context.
+        unsafe { cuda::launch_single_thread(func, &self.stream, &mut params) }.map_err(|e| {
+            FfiError::Os(format!("{label}: launching its niin_cumodule_entry: {e}"))
+        })?;
         self.stream
             .synchronize()
             .map_err(|e| FfiError::Os(format!("{label}: its niin_cumodule_entry failed: {e}")))?;

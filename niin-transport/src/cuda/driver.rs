@@ -219,6 +219,7 @@ mod tests {
             ("device.rs", include_str!("device.rs")),
             ("driver.rs", include_str!("driver.rs")),
             ("error.rs", include_str!("error.rs")),
+            ("foreign.rs", include_str!("foreign.rs")),
             ("kernels.rs", include_str!("kernels.rs")),
             ("memory.rs", include_str!("memory.rs")),
             ("module.rs", include_str!("module.rs")),

@@ -30,6 +30,20 @@ pub enum CudaError {
         /// The symbol looked up.
         name: &'static str,
     },
+    /// The driver lacks a function that arrived after the CUDA level niin-rs needs, for an
+    /// operation that needs it (`nvshmemx_cumodule_init` and its kin).
+    #[error(
+        "the CUDA driver (version {}.{}) has no {name}, which arrived in CUDA {since}",
+        .found / 1000, .found % 1000 / 10
+    )]
+    DriverLacks {
+        /// The driver function.
+        name: &'static str,
+        /// The CUDA version that brought it.
+        since: &'static str,
+        /// `cuDriverGetVersion` (1000 * major + 10 * minor).
+        found: i32,
+    },
     /// A driver call returned an error status.
     #[error("{func} failed: {name} ({code})")]
     Call {

@@ -100,6 +100,7 @@
 mod device;
 mod driver;
 mod error;
+mod foreign;
 mod kernels;
 mod memory;
 mod module;
@@ -110,6 +111,7 @@ pub use cudarc::driver::sys;
 pub use device::Device;
 pub use driver::{choose_device, device_count, driver, driver_version};
 pub use error::{CudaError, Result};
+pub use foreign::{launch_single_thread, library_module, module_functions};
 pub use kernels::{HOST_OPS_PTX, HostKernels, WaitSpec, amo_code};
 pub use memory::{
     DeviceBuffer, HostPinned, WaitCond, memcpy_2d_async, memcpy_async, memcpy_sync,
