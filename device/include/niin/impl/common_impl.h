@@ -97,17 +97,20 @@ struct ScopeWarpgroup {
 };
 
 /* Whether NCCL's cooperation type counts the scope's threads right: always, except for a
- * 2-D or 3-D block. */
+ * 2-D or 3-D block and the warpgroup (NCCL has no type for it). */
 __device__ __forceinline__ constexpr bool nccl_counts(ScopeThread) { return true; }
 __device__ __forceinline__ constexpr bool nccl_counts(ScopeWarp) { return true; }
 __device__ __forceinline__ bool nccl_counts(ScopeBlock) {
     return blockDim.y == 1 && blockDim.z == 1;
 }
+__device__ __forceinline__ constexpr bool nccl_counts(ScopeWarpgroup) { return false; }
 
 /* The NCCL cooperation type of a scope; for ScopeBlock only where nccl_counts(). */
 __device__ __forceinline__ ncclCoopThread nccl_coop_of(ScopeThread) { return ncclCoopThread(); }
 __device__ __forceinline__ ncclCoopWarp nccl_coop_of(ScopeWarp) { return ncclCoopWarp(); }
 __device__ __forceinline__ ncclCoopCta nccl_coop_of(ScopeBlock) { return ncclCoopCta(); }
+/* (never used: nccl_counts(ScopeWarpgroup) is false, NCCL's sessions run in one thread) */
+__device__ __forceinline__ ncclCoopThread nccl_coop_of(ScopeWarpgroup) { return ncclCoopThread(); }
 
 /* Runs f(coop) with the NCCL cooperation type of a scope (for ncclGin and the barrier
  * sessions), called by every thread of the scope: ncclCoopThread, ncclCoopWarp, and

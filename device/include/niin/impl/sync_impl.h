@@ -113,8 +113,8 @@ __device__ __noinline__ void team_counting_barrier(Coop coop, const char *fn, nv
 
 /* Barrier (complete = true: quiet first and GIN's completing fence) or sync (false) of
  * NVSHMEM_TEAM_WORLD or this PE's LSA team (NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE), by
- * every thread of `coop`. Out of line: one body per scope; a 2-D or 3-D block
- * runs the thread-scope body in its first thread. */
+ * every thread of `coop`. Out of line: one body per scope; a scope NCCL cannot count (a
+ * 2-D or 3-D block, a warpgroup) runs the thread-scope body in its first thread. */
 template <typename Coop>
 __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                      bool complete) {
@@ -166,26 +166,6 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
     return;
 }
 
-/* A scope NCCL has no cooperation type for (the warpgroup): NCCL's barrier by its first
- * thread, between two syncs of the group. */
-template <typename Coop>
-__device__ __noinline__ void barrier_by_first_thread(Coop coop, const char *fn,
-                                                     nvshmem_team_t team, bool complete) {
-    coop.sync();
-    if (coop.thread_rank() == 0) barrier(ScopeThread(), fn, team, complete);
-    coop.sync();
-}
-
-template <typename Coop>
-struct NcclBarrierOf {
-    static constexpr void (*body)(Coop, const char *, nvshmem_team_t, bool) = &barrier<Coop>;
-};
-template <>
-struct NcclBarrierOf<ScopeWarpgroup> {
-    static constexpr void (*body)(ScopeWarpgroup, const char *, nvshmem_team_t, bool) =
-        &barrier_by_first_thread<ScopeWarpgroup>;
-};
-
 /* nvshmem_barrier(team) / nvshmem_team_sync(team) at any scope: NCCL's barriers for WORLD
  * and the LSA team, the counting barrier for every other team. Both through
  * call_out_of_line: a team handle known only at run time makes a kernel reach both bodies,
@@ -196,7 +176,7 @@ template <typename Coop>
 __device__ __forceinline__ int team_barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                             bool complete) {
     if (team == NVSHMEM_TEAM_WORLD || team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE)
-        call_out_of_line(NcclBarrierOf<Coop>::body, coop, fn, team, complete);
+        call_out_of_line(&barrier<Coop>, coop, fn, team, complete);
     else
         call_out_of_line(&team_counting_barrier<Coop>, coop, fn, team, complete);
     return 0;
