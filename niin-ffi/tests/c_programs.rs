@@ -213,9 +213,8 @@ fn transcript(outcome: &JobOutcome) -> String {
     text
 }
 
-/// Runs `program` and checks that every PE passed every check, wrote no `NIIN:` line,
-/// and left no mock files behind.
-fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
+/// Runs `program` and checks that the job succeeded; returns its outcome and transcript.
+fn run_successful(n_pes: usize, program: &Path, args: &[&str]) -> (JobOutcome, String) {
     let outcome = run(n_pes, program, args);
     let text = transcript(&outcome);
     assert!(
@@ -223,6 +222,13 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
         "job failed: {:?}\n{text}",
         outcome.message()
     );
+    (outcome, text)
+}
+
+/// Runs `program` and checks that every PE passed every check, wrote no `NIIN:` line,
+/// and left no mock files behind.
+fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
+    let (outcome, text) = run_successful(n_pes, program, args);
     for r in &outcome.pes {
         let out = String::from_utf8_lossy(&r.stdout);
         assert!(out.contains("DONE failures=0"), "{text}");
@@ -288,13 +294,7 @@ fn host_api_through_the_headers_mpi_path() {
 #[test]
 fn wrong_use_gives_errors_and_one_line_each() {
     for name in ["wrong_use", "wrong_use_cxx"] {
-        let outcome = run(2, program(name), &[]);
-        let text = transcript(&outcome);
-        assert!(
-            outcome.success(),
-            "job failed: {:?}\n{text}",
-            outcome.message()
-        );
+        let (outcome, text) = run_successful(2, program(name), &[]);
         for r in &outcome.pes {
             let out = String::from_utf8_lossy(&r.stdout);
             assert!(
@@ -439,13 +439,7 @@ fn extensions_refuse_loudly_and_the_error_macros_print_like_nvshmem() {
     let source = repo().join("tests/c/extensions.c");
     let file = source.to_string_lossy().into_owned();
     for name in ["extensions", "extensions_cxx"] {
-        let outcome = run(2, program(name), &[]);
-        let text = transcript(&outcome);
-        assert!(
-            outcome.success(),
-            "job failed: {:?}\n{text}",
-            outcome.message()
-        );
+        let (outcome, text) = run_successful(2, program(name), &[]);
         for (pe, r) in outcome.pes.iter().enumerate() {
             let out = String::from_utf8_lossy(&r.stdout);
             assert!(
