@@ -238,6 +238,20 @@ impl Routed {
         &self.implementations[0]
     }
 
+    /// Registered buffers are served by the primary (LSA) transport alone: an error naming
+    /// the first PE that another implementation serves (GIN routing by window is not built
+    /// for them).
+    fn registering_through_lsa(&self) -> Result<()> {
+        match (0..self.n_pes()).find(|&pe| !self.is_lsa_peer(pe)) {
+            None => Ok(()),
+            Some(pe) => Err(TransportError::NotImplemented {
+                what: format!(
+                    "registering application buffers as symmetric memory in a world with PEs                      outside this PE's LSA team (PE {pe}): GIN reaches memory by NCCL window,                      and routing registered buffers to their own windows is not built"
+                ),
+            }),
+        }
+    }
+
     /// Calls `f` on every implementation; returns the first error after calling all.
     fn each(&self, mut f: impl FnMut(&AnyTransport) -> Result<()>) -> Result<()> {
         let mut first = Ok(());
@@ -273,6 +287,20 @@ impl Transport for Routed {
             Ok(t) if self.is_lsa_peer(pe) => t.peer_ptr(pe, addr),
             _ => std::ptr::null_mut(),
         }
+    }
+
+    fn check_registration(&self, local: u64, len: u64) -> Result<()> {
+        self.registering_through_lsa()?;
+        self.primary().check_registration(local, len)
+    }
+
+    fn register_buffer(&self, local: u64, len: u64) -> Result<SymAddr> {
+        self.registering_through_lsa()?;
+        self.primary().register_buffer(local, len)
+    }
+
+    fn unregister_buffer(&self, addr: SymAddr) -> Result<()> {
+        self.primary().unregister_buffer(addr)
     }
 
     fn stream_create(&self) -> Result<StreamHandle> {

@@ -44,6 +44,39 @@ pub trait Transport {
     /// the heap. For a GPU transport the pointer is a device pointer.
     fn peer_ptr(&self, pe: usize, addr: SymAddr) -> *mut u8;
 
+    /// Checks, on this PE alone, that `len` bytes of this process's memory at `local` can
+    /// be registered as symmetric ([`Transport::register_buffer`]): run by every PE and
+    /// agreed on before the collective part, so that no PE enters it alone. Transports
+    /// that cannot register buffers say so here.
+    fn check_registration(&self, local: u64, len: u64) -> Result<()> {
+        let _ = (local, len);
+        Err(crate::error::TransportError::NotImplemented {
+            what: "this transport cannot make application memory symmetric".to_owned(),
+        })
+    }
+
+    /// Makes `len` bytes of this process's memory at `local` symmetric
+    /// (`nvshmemx_buffer_register_symmetric`; collective: every PE, in the same order, the
+    /// same `len`, after [`Transport::check_registration`] passed on every PE). Returns the
+    /// symmetric address that names it from now on; the caller checks that every PE got
+    /// the same one. Every operation then accepts `len` bytes from there, as it accepts
+    /// heap allocations.
+    fn register_buffer(&self, local: u64, len: u64) -> Result<SymAddr> {
+        self.check_registration(local, len)?;
+        Err(crate::error::TransportError::NotImplemented {
+            what: "this transport cannot make application memory symmetric".to_owned(),
+        })
+    }
+
+    /// Ends the registration of the buffer at symmetric address `addr` (from
+    /// [`Transport::register_buffer`]), after this PE's work that may use it.
+    fn unregister_buffer(&self, addr: SymAddr) -> Result<()> {
+        Err(crate::error::TransportError::BadArgument {
+            op: "unregister_symmetric",
+            what: format!("{addr} is not the symmetric address of a registered buffer"),
+        })
+    }
+
     /// Creates a stream: an asynchronous in-order queue of operations.
     fn stream_create(&self) -> Result<StreamHandle>;
 

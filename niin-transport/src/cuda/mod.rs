@@ -105,6 +105,7 @@ mod kernels;
 mod memory;
 mod module;
 mod stream;
+mod vmm;
 
 pub use cudarc::driver::sys;
 
@@ -119,3 +120,4 @@ pub use memory::{
 };
 pub use module::{Function, Module};
 pub use stream::{Event, Stream};
+pub use vmm::{AliasMapping, VaRange, address_range, check_vmm, granularity, round_up};

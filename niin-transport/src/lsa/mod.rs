@@ -28,6 +28,10 @@
 //! only a world of one PE works (an error names the version for more).
 
 pub mod device_support;
+mod registered;
+
+pub use registered::{MAX_REGISTERED, REGISTRATION_VA_BYTES};
+use registered::{Placement, Registered};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,8 +98,9 @@ pub struct LsaTransport {
     pending: Mutex<HashMap<u64, Vec<DeviceBuffer>>>,
     use_stream_mem_ops: bool,
     finalized: AtomicBool,
-    // Held for their Drop, in this order: the window before the memory it maps, the comm
-    // last.
+    // Held for their Drop, in this order: the registered buffers (their aliases and
+    // windows), the heap's window before the memory it maps, the comm last.
+    registered: Registered,
     window: Arc<Window>,
     _heap: DeviceMem,
     comm: Comm,
@@ -140,6 +145,8 @@ impl LsaTransport {
         // allocation and one window, so every LSA peer reaches both.
         let total = heap_size as usize + CONTROL_BYTES;
         let heap = nccl.mem_alloc(total).map_err(nccl_err)?;
+        // Before anything else takes the addresses after the heap (registered.rs).
+        let registered = Registered::new(&device, heap.ptr())?;
         let strict = nccl.capabilities().strict_ordering_window_flag;
         let flags = WindowFlags {
             coll_symmetric: true,
@@ -189,6 +196,7 @@ impl LsaTransport {
             pending: Mutex::new(HashMap::new()),
             use_stream_mem_ops,
             finalized: AtomicBool::new(false),
+            registered,
             window: Arc::new(window),
             _heap: heap,
             comm,
@@ -235,8 +243,53 @@ impl LsaTransport {
         }
     }
 
+    /// Checks that `len` bytes at `addr` lie in the heap or in one registered buffer.
     fn check_range(&self, addr: SymAddr, len: u64) -> Result<()> {
-        addr.check_range(len, self.heap_size)
+        let in_heap = addr.check_range(len, self.heap_size);
+        if in_heap.is_err() && self.registered.contains(addr, len) {
+            return Ok(());
+        }
+        in_heap
+    }
+
+    /// Where the alias of a buffer that NCCL registered as `window` must lie: at the heap's
+    /// base plus the distance between the two windows in NCCL's flat range, which must be
+    /// the same for every LSA peer (registered.rs has the why).
+    fn alias_place(&self, window: &Window) -> Result<u64> {
+        let flat = |w: &Window, pe: usize| -> Result<u64> {
+            w.peer_device_pointer(0, pe as i32)
+                .map_err(nccl_err)?
+                .ok_or_else(|| TransportError::Gpu {
+                    what: format!("NCCL gives no address of PE {pe}'s window"),
+                })
+        };
+        let distance =
+            i128::from(flat(window, self.pe)?) - i128::from(flat(&self.window, self.pe)?);
+        for (peer, base) in self.bases.iter().enumerate() {
+            let Some(base) = base.filter(|_| peer != self.pe) else {
+                continue;
+            };
+            let theirs = i128::from(flat(window, peer)?) - i128::from(base);
+            if theirs != distance {
+                return Err(TransportError::NotImplemented {
+                    what: format!(
+                        "NCCL placed the registered buffer's window {distance:#x} bytes from the                          heap's for PE {} but {theirs:#x} for PE {peer}: niin-rs reaches                          registered memory at one distance from the heap for every peer",
+                        self.pe
+                    ),
+                });
+            }
+        }
+        let heap_base = self.base(self.pe)?;
+        let heap_end = (heap_base + self.heap_size + CONTROL_BYTES as u64) as i128;
+        let at = i128::from(heap_base) + distance;
+        if at < heap_end || at > i128::from(u64::MAX) {
+            return Err(TransportError::NotImplemented {
+                what: format!(
+                    "NCCL placed the registered buffer's window {distance:#x} bytes from the                      heap's, inside or before the heap: its alias would overlap the heap"
+                ),
+            });
+        }
+        Ok(at as u64)
     }
 
     fn check_aligned(addr: SymAddr, align: usize) -> Result<()> {
@@ -549,10 +602,41 @@ impl Transport for LsaTransport {
     }
 
     fn peer_ptr(&self, pe: usize, addr: SymAddr) -> *mut u8 {
-        match (self.bases.get(pe), addr.0 < self.heap_size) {
-            (Some(Some(base)), true) => (base + addr.0) as *mut u8,
+        match self.bases.get(pe) {
+            Some(Some(base)) if self.check_range(addr, 1).is_ok() => (base + addr.0) as *mut u8,
             _ => std::ptr::null_mut(),
         }
+    }
+
+    fn check_registration(&self, local: u64, len: u64) -> Result<()> {
+        self.live()?;
+        self.registered.check_buffer(local, len).map(drop)
+    }
+
+    fn register_buffer(&self, local: u64, len: u64) -> Result<SymAddr> {
+        self.live()?;
+        let mapped = self.registered.check_buffer(local, len)?;
+        let window = self
+            .comm
+            .register_window(local, len as usize, self.window.flags())
+            .map_err(nccl_err)?;
+        let at = if self.comm.nccl().capabilities().host_peer_pointers {
+            self.alias_place(&window)?
+        } else {
+            self.registered.free_spot(mapped)?
+        };
+        let offset = at - self.base(self.pe)?;
+        let place = Placement { at, mapped };
+        self.registered
+            .add(&self.device, local, len, place, offset, window)?;
+        Ok(SymAddr(offset))
+    }
+
+    fn unregister_buffer(&self, addr: SymAddr) -> Result<()> {
+        self.live()?;
+        // Work of this PE that may still use the alias ends first.
+        self.device.synchronize().map_err(cuda_err)?;
+        self.registered.remove(addr.0)
     }
 
     fn stream_create(&self) -> Result<StreamHandle> {
@@ -947,6 +1031,8 @@ impl Transport for LsaTransport {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        self.internal.synchronize().map_err(cuda_err)
+        let synced = self.internal.synchronize().map_err(cuda_err);
+        self.registered.clear();
+        synced
     }
 }

@@ -282,6 +282,25 @@ impl Transport for MockTransport {
         self.region().heap_ptr_or_null(pe, addr)
     }
 
+    fn check_registration(&self, local: u64, len: u64) -> Result<()> {
+        // The refusal comes in register_buffer, after the PEs agreed on their arguments,
+        // as a GPU transport's failures would.
+        let _ = (local, len);
+        self.live()
+    }
+
+    fn register_buffer(&self, local: u64, len: u64) -> Result<SymAddr> {
+        self.live()?;
+        Err(TransportError::NotImplemented {
+            what: format!(
+                "registering {len} bytes at {local:#x} as symmetric memory on the mock \
+                 transport: NVSHMEM registers CUDA VMM memory (cuMemCreate), which a world \
+                 without a GPU has none of, and the mock's heap is one shared-memory file \
+                 that memory of one process cannot join"
+            ),
+        })
+    }
+
     fn stream_create(&self) -> Result<StreamHandle> {
         self.live()?;
         self.streams.create()

@@ -1,0 +1,320 @@
+//! CUDA virtual memory management (VMM): reserved address ranges, and a second mapping of
+//! memory that an application allocated with `cuMemCreate`. `nvshmemx_buffer_register_symmetric`
+//! makes such memory symmetric by mapping it again at an address of niin-rs's choosing
+//! (the *alias*), where every niin-rs operation finds it as it finds the heap.
+//!
+//! - [`VaRange`]: `cuMemAddressReserve`d virtual addresses, freed on drop; at a fixed
+//!   address when one is asked for and free (the driver treats the address as a hint, so
+//!   the range is given back when it lands elsewhere).
+//! - [`AliasMapping`]: the physical memory behind an application's VMM range, mapped a
+//!   second time (`cuMemRetainAllocationHandle`, `cuMemMap`, `cuMemSetAccess` for the
+//!   device), inside a [`VaRange`] it was given or in one of its own; unmapped on drop.
+//!   The application's own mapping is untouched: both addresses reach the same bytes.
+//!
+//! CUDA only maps whole allocations from their start (`cuMemMap`'s offset must be 0), so
+//! the buffer must be the start of the application's mapping, and the alias covers all of
+//! that mapping.
+
+use std::fmt;
+
+use cudarc::driver::sys;
+
+use super::device::Device;
+use super::driver::driver;
+use super::error::{CudaError, Result, check};
+
+/// The extent of the mapping that contains `ptr` (`cuMemGetAddressRange`): its first
+/// address and size. For VMM memory it is one `cuMemMap` range; for `cuMemAlloc` memory the
+/// allocation.
+pub fn address_range(ptr: u64) -> Result<(u64, usize)> {
+    driver()?;
+    let (mut base, mut size) = (0, 0);
+    // SAFETY: the call only writes the two outputs; an unknown address is an error status.
+    check("cuMemGetAddressRange_v2", unsafe {
+        sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr)
+    })
+    .map_err(|e| CudaError::BadArgument {
+        what: format!("{ptr:#x} is not device memory of this process's CUDA context ({e})"),
+    })?;
+    Ok((base, size))
+}
+
+/// Checks that `local` is CUDA VMM memory (`cuMemCreate` + `cuMemMap`), which
+/// [`AliasMapping::map`] can map again: `cuMemRetainAllocationHandle` answers for it (the
+/// reference it takes is released at once).
+pub fn check_vmm(local: u64) -> Result<()> {
+    driver()?;
+    let mut handle: sys::CUmemGenericAllocationHandle = 0;
+    // SAFETY: the call writes one handle; memory that is not VMM gives an error status.
+    check("cuMemRetainAllocationHandle", unsafe {
+        sys::cuMemRetainAllocationHandle(&mut handle, local as *mut std::ffi::c_void)
+    })
+    .map_err(|e| not_vmm(local, e))?;
+    // SAFETY: releases the reference taken just above.
+    check("cuMemRelease", unsafe { sys::cuMemRelease(handle) })
+}
+
+fn not_vmm(local: u64, e: CudaError) -> CudaError {
+    CudaError::BadArgument {
+        what: format!(
+            "{local:#x} is not CUDA VMM memory (cuMemCreate + cuMemMap), which a symmetric \
+             registration needs ({e})"
+        ),
+    }
+}
+
+/// The smallest unit of VMM mappings of pinned memory on `device`
+/// (`cuMemGetAllocationGranularity`, minimum): reservations and mappings are multiples.
+pub fn granularity(device: &Device) -> Result<usize> {
+    driver()?;
+    // SAFETY: a zeroed CUmemAllocationProp is a valid plain C struct; the fields set below
+    // are the ones the query reads.
+    let mut prop: sys::CUmemAllocationProp = unsafe { std::mem::zeroed() };
+    prop.type_ = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device.ordinal() as i32;
+    let mut g = 0;
+    // SAFETY: `prop` is initialized; the call writes one size.
+    check("cuMemGetAllocationGranularity", unsafe {
+        sys::cuMemGetAllocationGranularity(
+            &mut g,
+            &prop,
+            sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+        )
+    })?;
+    Ok(g.max(1))
+}
+
+/// `n` rounded up to a multiple of `unit` (a power of two), `None` on overflow.
+pub fn round_up(n: u64, unit: u64) -> Option<u64> {
+    Some(n.checked_add(unit - 1)? & !(unit - 1))
+}
+
+/// Reserved virtual addresses (`cuMemAddressReserve`), given back on drop
+/// (`cuMemAddressFree`). Nothing is mapped by reserving.
+pub struct VaRange {
+    base: u64,
+    len: usize,
+}
+
+impl fmt::Debug for VaRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "VaRange({:#x}..{:#x})",
+            self.base,
+            self.base + self.len as u64
+        )
+    }
+}
+
+impl VaRange {
+    /// Reserves `len` bytes (a multiple of the granularity) at exactly `at`, or anywhere
+    /// when `at` is 0: `Ok(None)` when the driver placed a fixed request elsewhere (the
+    /// address is taken; that range is freed again).
+    pub fn reserve(len: usize, at: u64) -> Result<Option<VaRange>> {
+        driver()?;
+        let mut base = 0;
+        // SAFETY: the call writes the reserved address; nothing is mapped.
+        check("cuMemAddressReserve", unsafe {
+            sys::cuMemAddressReserve(&mut base, len, 0, at, 0)
+        })?;
+        let range = VaRange { base, len };
+        if at != 0 && base != at {
+            return Ok(None); // dropped: freed
+        }
+        Ok(Some(range))
+    }
+
+    /// The first address.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// Bytes reserved.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the range is empty (never, for a reservation the driver made).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `[at, at + len)` lies inside this range.
+    pub fn contains(&self, at: u64, len: usize) -> bool {
+        at >= self.base
+            && (at - self.base)
+                .checked_add(len as u64)
+                .is_some_and(|end| end <= self.len as u64)
+    }
+}
+
+impl Drop for VaRange {
+    fn drop(&mut self) {
+        // SAFETY: the range was reserved by this value and nothing of it is mapped any
+        // more (mappings into it are `AliasMapping`s, which borrow it and end first).
+        let r = check("cuMemAddressFree", unsafe {
+            sys::cuMemAddressFree(self.base, self.len)
+        });
+        if let Err(e) = r {
+            eprintln!("NIIN: releasing reserved addresses {self:?}: {e}");
+        }
+    }
+}
+
+/// A second mapping of an application's VMM memory, readable and writable by one device;
+/// unmapped on drop (the application's memory and mapping stay).
+pub struct AliasMapping {
+    at: u64,
+    len: usize,
+    /// The reservation made for this mapping alone (None: mapped into a range of the
+    /// caller's, which must outlive it).
+    own: Option<VaRange>,
+}
+
+impl fmt::Debug for AliasMapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AliasMapping")
+            .field("at", &format_args!("{:#x}", self.at))
+            .field("len", &self.len)
+            .field("own_reservation", &self.own.is_some())
+            .finish()
+    }
+}
+
+impl AliasMapping {
+    /// Maps the whole VMM mapping that starts at `local` (`len` bytes: its size, from
+    /// [`address_range`]) again at `at`, for `device`: inside `within` when that range
+    /// contains `[at, at + len)` (the caller keeps it alive, and no other mapping of it
+    /// overlaps), else in a reservation of its own at exactly `at`. Errors: `local` is not
+    /// VMM memory (`cuMemCreate`), or `at` is taken.
+    pub fn map(
+        device: &Device,
+        local: u64,
+        len: usize,
+        at: u64,
+        within: Option<&VaRange>,
+    ) -> Result<AliasMapping> {
+        driver()?;
+        let _bound = device.bind()?;
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: the call writes one handle (and takes a reference that is released
+        // below); memory that is not a VMM allocation gives an error status.
+        check("cuMemRetainAllocationHandle", unsafe {
+            sys::cuMemRetainAllocationHandle(&mut handle, local as *mut std::ffi::c_void)
+        })
+        .map_err(|e| not_vmm(local, e))?;
+        let mapped = Self::map_handle(device, handle, len, at, within);
+        // SAFETY: releases the reference taken above; a mapping made meanwhile holds its
+        // own, so the memory stays while it is mapped.
+        let released = check("cuMemRelease", unsafe { sys::cuMemRelease(handle) });
+        let mapping = mapped?;
+        released?;
+        Ok(mapping)
+    }
+
+    fn map_handle(
+        device: &Device,
+        handle: sys::CUmemGenericAllocationHandle,
+        len: usize,
+        at: u64,
+        within: Option<&VaRange>,
+    ) -> Result<AliasMapping> {
+        let own = match within {
+            Some(range) if range.contains(at, len) => None,
+            _ => Some(
+                VaRange::reserve(len, at)?.ok_or_else(|| CudaError::BadArgument {
+                    what: format!(
+                        "the addresses {at:#x}..{:#x} that the alias needs are taken in this \
+                     process",
+                        at + len as u64
+                    ),
+                })?,
+            ),
+        };
+        // SAFETY: `[at, at + len)` is reserved (by `own` or by `within`, which the caller
+        // keeps alive and has not mapped there) and `handle` is a live allocation handle of
+        // at least `len` bytes (the caller's mapping of it has that size).
+        check("cuMemMap", unsafe { sys::cuMemMap(at, len, 0, handle, 0) })?;
+        let mapping = AliasMapping { at, len, own };
+        let access = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: device.ordinal() as i32,
+            },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the range was just mapped; one access descriptor is passed. On error
+        // `mapping` drops and unmaps it.
+        check("cuMemSetAccess", unsafe {
+            sys::cuMemSetAccess(at, len, &access, 1)
+        })?;
+        Ok(mapping)
+    }
+
+    /// The alias's first address.
+    pub fn at(&self) -> u64 {
+        self.at
+    }
+
+    /// Bytes mapped.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is mapped (never, for a mapping that was made).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for AliasMapping {
+    fn drop(&mut self) {
+        // SAFETY: `[at, at + len)` was mapped by this value, and no work of niin-rs uses it
+        // any more (its owner unregisters after a barrier and a device synchronization).
+        let r = check("cuMemUnmap", unsafe { sys::cuMemUnmap(self.at, self.len) });
+        if let Err(e) = r {
+            eprintln!("NIIN: unmapping the symmetric alias {self:?}: {e}");
+        }
+        // `own`, if any, frees the reservation after the unmap.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_up_to_the_granularity() {
+        assert_eq!(round_up(0, 1 << 21), Some(0));
+        assert_eq!(round_up(1, 1 << 21), Some(1 << 21));
+        assert_eq!(round_up(1 << 21, 1 << 21), Some(1 << 21));
+        assert_eq!(round_up((1 << 21) + 1, 1 << 21), Some(2 << 21));
+        assert_eq!(round_up(u64::MAX, 1 << 21), None);
+    }
+
+    #[test]
+    fn a_range_contains_only_what_fits() {
+        // Not reserved: contains() is arithmetic only. forget() keeps Drop from freeing.
+        let r = VaRange {
+            base: 0x1000,
+            len: 0x1000,
+        };
+        assert!(r.contains(0x1000, 0x1000));
+        assert!(r.contains(0x1800, 0x800));
+        assert!(!r.contains(0x1800, 0x801));
+        assert!(!r.contains(0xfff, 1));
+        assert!(!r.contains(0x1000, usize::MAX));
+        std::mem::forget(r);
+    }
+
+    #[test]
+    fn without_a_driver_every_call_is_an_error_not_a_panic() {
+        if driver().is_ok() {
+            return; // a machine with a GPU: the GPU tests cover the calls
+        }
+        assert!(address_range(0x1000).is_err());
+        assert!(VaRange::reserve(1 << 21, 0).is_err());
+    }
+}

@@ -1,0 +1,258 @@
+//! Application buffers made symmetric (`nvshmemx_buffer_register_symmetric`) on the LSA
+//! transport.
+//!
+//! Every niin-rs operation names symmetric memory by its offset from the heap's base, and
+//! reaches LSA peer `p` at `base(p) + offset`, where `base(p)` is NCCL's address of `p`'s
+//! heap window; device code does the same with one per-peer distance. A registered buffer
+//! joins that scheme without any new lookup on those paths:
+//!
+//! 1. NCCL registers the buffer as a window of its own (`ncclCommWindowRegister`,
+//!    collective), which maps every LSA peer's buffer into this process.
+//! 2. NCCL maps all windows of a communicator into one flat range per peer, at the same
+//!    place for every peer: peer `p`'s copy of window `w` is at `flat + p * stride +
+//!    place(w)`. So the distance `d = place(buffer) - place(heap)` is the same for every
+//!    peer (and every PE: NCCL allocates places collectively). It is measured with
+//!    `ncclGetPeerDevicePointer` and checked for every LSA peer.
+//! 3. niin-rs maps the buffer's physical memory a second time at `heap_base + d` (the
+//!    *alias*, [`crate::cuda::AliasMapping`]). Then `base(p) + (alias - heap_base)` is
+//!    NCCL's address of `p`'s buffer, for this PE too (`base(me)` is the heap itself), and
+//!    offset `d` names the buffer on every PE, as a heap offset names an allocation.
+//!
+//! The alias must be free in this process. At start the transport reserves
+//! [`REGISTRATION_VA_BYTES`] of addresses right after the heap (where NCCL's places put
+//! the aliases), when the driver grants that spot; an alias outside it gets a reservation
+//! of its own at its exact address, and registration fails with a message if that is
+//! taken. With NCCL 2.28 (no host pointer queries; a world of one PE, the only one that
+//! version supports) the alias is simply the first free spot of the reserved range.
+
+use std::sync::Mutex;
+
+use crate::cuda::{self, AliasMapping, Device, VaRange};
+use crate::error::{Result, TransportError};
+use crate::nccl::Window;
+use crate::ops::SymAddr;
+
+/// Addresses reserved after the heap for aliases of registered buffers: 512 GiB, more than
+/// the per-peer stride of NCCL's flat window range on any GPU of today (NCCL makes it the
+/// largest GPU memory of the communicator, rounded up to 4 GiB). Nothing is mapped by the
+/// reservation.
+pub const REGISTRATION_VA_BYTES: usize = 512 << 30;
+
+/// Buffers registered at most at once (per world; NVSHMEM names no limit).
+pub const MAX_REGISTERED: usize = 1024;
+
+/// One registered buffer.
+struct Buffer {
+    /// Heap-relative offset of the alias (the same on every PE).
+    offset: u64,
+    /// Bytes registered (the application's size).
+    len: u64,
+    /// The application's address of it.
+    local: u64,
+    // Dropped in this order: the alias is unmapped, then the window deregistered.
+    alias: AliasMapping,
+    _window: Window,
+}
+
+/// The registered buffers of one PE, and the addresses kept for their aliases.
+pub(crate) struct Registered {
+    // The buffers drop before the reservation their aliases lie in.
+    list: Mutex<Vec<Buffer>>,
+    space: Option<VaRange>,
+    granularity: u64,
+}
+
+impl std::fmt::Debug for Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registered")
+            .field("buffers", &self.lock().len())
+            .field("space", &self.space)
+            .finish()
+    }
+}
+
+fn cuda_err(e: cuda::CudaError) -> TransportError {
+    match e {
+        cuda::CudaError::BadArgument { what } => TransportError::BadArgument {
+            op: "register_symmetric",
+            what,
+        },
+        e => TransportError::Gpu {
+            what: e.to_string(),
+        },
+    }
+}
+
+/// Where and how big a buffer's alias is: the place computed, and the application
+/// mapping's size (the alias maps all of it).
+pub(crate) struct Placement {
+    /// The alias's address.
+    pub at: u64,
+    /// Bytes of the application's mapping.
+    pub mapped: usize,
+}
+
+impl Registered {
+    /// Reserves the alias range right after the heap mapping that contains `heap_ptr`, if
+    /// the driver grants that spot (else aliases reserve their own addresses later).
+    pub(crate) fn new(device: &Device, heap_ptr: u64) -> Result<Registered> {
+        let granularity = cuda::granularity(device).map_err(cuda_err)? as u64;
+        let (base, len) = cuda::address_range(heap_ptr).map_err(cuda_err)?;
+        let space = cuda::round_up(base + len as u64, granularity)
+            .and_then(|at| VaRange::reserve(REGISTRATION_VA_BYTES, at).ok().flatten());
+        Ok(Registered {
+            list: Mutex::new(Vec::new()),
+            space,
+            granularity,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Buffer>> {
+        self.list.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Checks what can be checked of `local..local+len` before the collective part: it is
+    /// the start of a CUDA VMM mapping at least `len` bytes long, and not registered yet.
+    /// Returns the mapping's size.
+    pub(crate) fn check_buffer(&self, local: u64, len: u64) -> Result<usize> {
+        if len == 0 {
+            return Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: "a symmetric registration of 0 bytes".to_owned(),
+            });
+        }
+        let (base, mapped) = cuda::address_range(local).map_err(cuda_err)?;
+        cuda::check_vmm(local).map_err(cuda_err)?;
+        if base != local {
+            return Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: format!(
+                    "{local:#x} lies {} bytes into the CUDA mapping at {base:#x}: CUDA can map \
+                     memory a second time only from the start of an allocation, so register \
+                     the buffer from {base:#x}",
+                    local - base
+                ),
+            });
+        }
+        if len > mapped as u64 {
+            return Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: format!(
+                    "{len} bytes at {local:#x} run past the end of its CUDA mapping \
+                     ({mapped} bytes)"
+                ),
+            });
+        }
+        let list = self.lock();
+        if let Some(b) = list.iter().find(|b| b.local == local) {
+            return Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: format!(
+                    "{local:#x} is registered already (its symmetric alias is heap+{:#x})",
+                    b.offset
+                ),
+            });
+        }
+        if list.len() >= MAX_REGISTERED {
+            return Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: format!(
+                    "{MAX_REGISTERED} buffers are registered already, the most niin-rs keeps; \
+                     unregister one first"
+                ),
+            });
+        }
+        Ok(mapped)
+    }
+
+    /// The first free spot of the reserved range for `mapped` bytes (NCCL 2.28, one PE).
+    pub(crate) fn free_spot(&self, mapped: usize) -> Result<u64> {
+        let Some(space) = &self.space else {
+            return Err(TransportError::NotImplemented {
+                what: "registering a buffer without NCCL's host pointer queries (NCCL < \
+                       2.29.2) needs the address range after the heap, which the driver did \
+                       not grant"
+                    .to_owned(),
+            });
+        };
+        let mut taken: Vec<(u64, u64)> = self
+            .lock()
+            .iter()
+            .map(|b| (b.alias.at(), b.alias.at() + b.alias.len() as u64))
+            .collect();
+        taken.sort_unstable();
+        let mut at = space.base();
+        for (start, end) in taken {
+            if at + mapped as u64 <= start {
+                break;
+            }
+            at = at.max(cuda::round_up(end, self.granularity).unwrap_or(u64::MAX));
+        }
+        if space.contains(at, mapped) {
+            Ok(at)
+        } else {
+            Err(TransportError::BadArgument {
+                op: "register_symmetric",
+                what: format!(
+                    "no room for {mapped} more bytes in the {REGISTRATION_VA_BYTES}-byte \
+                     range kept for registered buffers"
+                ),
+            })
+        }
+    }
+
+    /// Maps the buffer at its place and records it under heap offset `offset`.
+    pub(crate) fn add(
+        &self,
+        device: &Device,
+        local: u64,
+        len: u64,
+        place: Placement,
+        offset: u64,
+        window: Window,
+    ) -> Result<()> {
+        let alias = AliasMapping::map(device, local, place.mapped, place.at, self.space.as_ref())
+            .map_err(cuda_err)?;
+        self.lock().push(Buffer {
+            offset,
+            len,
+            local,
+            alias,
+            _window: window,
+        });
+        Ok(())
+    }
+
+    /// Forgets the buffer registered at heap offset `offset`: unmaps its alias and
+    /// deregisters its window. The caller has made sure no work uses it.
+    pub(crate) fn remove(&self, offset: u64) -> Result<()> {
+        let mut list = self.lock();
+        match list.iter().position(|b| b.offset == offset) {
+            Some(i) => {
+                drop(list.swap_remove(i));
+                Ok(())
+            }
+            None => Err(TransportError::BadArgument {
+                op: "unregister_symmetric",
+                what: format!(
+                    "heap+{offset:#x} is not the symmetric address of a registered buffer"
+                ),
+            }),
+        }
+    }
+
+    /// Whether `[addr, addr + len)` lies inside one registered buffer.
+    pub(crate) fn contains(&self, addr: SymAddr, len: u64) -> bool {
+        let Some(end) = addr.0.checked_add(len) else {
+            return false;
+        };
+        self.lock()
+            .iter()
+            .any(|b| addr.0 >= b.offset && end <= b.offset + b.len)
+    }
+
+    /// Forgets every buffer (finalize).
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+}
