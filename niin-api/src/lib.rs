@@ -39,6 +39,7 @@ pub mod error;
 mod gpu;
 pub mod launch;
 mod ordered;
+mod registered;
 mod rma;
 mod spmd;
 mod stream;

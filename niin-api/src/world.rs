@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::registered::RegisteredBuffer;
 use niin_heap::{Block, Fingerprint, HeapStats, SymmetricHeap};
 use niin_teams::{TeamId, TeamTable, WorldLayout};
 use niin_transport::mock::{MockConfig, MockTransport, MockWorld};
@@ -67,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) sys: u64,
     pub(crate) config: WorldConfig,
     pub(crate) finalized: AtomicBool,
+    /// Application buffers made symmetric (registered.rs).
+    pub(crate) registered: Mutex<Vec<RegisteredBuffer>>,
 }
 
 impl Drop for Inner {
@@ -177,6 +180,7 @@ impl World {
                 sys,
                 config: config.clone(),
                 finalized: AtomicBool::new(false),
+                registered: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -245,7 +249,11 @@ impl World {
         let base = self.heap_base() as usize;
         let addr = ptr as usize;
         let size = self.inner.config.heap_size as usize;
-        if base == 0 || addr < base || addr - base >= size {
+        let registered = || {
+            addr.checked_sub(base)
+                .and_then(|off| self.registered_covering(off as u64, len.max(1) as u64))
+        };
+        if base == 0 || addr < base || (addr - base >= size && registered().is_none()) {
             return Err(Error::NotSymmetric {
                 pe: self.inner.pe,
                 offset: addr as u64,
@@ -393,7 +401,30 @@ impl World {
     pub fn check_symmetry(&self) -> Result<()> {
         self.check_live()?;
         let mine = self.fingerprint();
-        let words = [mine.hash, mine.ops];
+        let all = self.all_words([mine.hash, mine.ops])?;
+        let mismatch = all
+            .iter()
+            .map(|w| Fingerprint {
+                hash: w[0],
+                ops: w[1],
+            })
+            .enumerate()
+            .find(|(_, theirs)| *theirs != mine);
+        match mismatch {
+            None => Ok(()),
+            Some((other, theirs)) => Err(Error::Asymmetric {
+                pe: self.inner.pe,
+                other,
+                mine,
+                theirs,
+            }),
+        }
+    }
+
+    /// Every PE's two words, in PE order (a collective over all PEs, through this PE's
+    /// slot of the system area; ends with a barrier, after which the slots may be reused):
+    /// how the PEs compare fingerprints and agree on registrations.
+    pub(crate) fn all_words(&self, words: [u64; 2]) -> Result<Vec<[u64; 2]>> {
         let slot = SymAddr(self.inner.sys + SYS_FINGERPRINT);
         let me = self.inner.pe;
         // SAFETY: `words` is a live local array of 16 bytes and Order::Now completes the
@@ -404,7 +435,7 @@ impl World {
                 .put(Order::Now, me, slot, words.as_ptr().cast(), 16)
         })?;
         self.barrier_all()?;
-        let mut mismatch = None;
+        let mut all = Vec::with_capacity(self.inner.n_pes);
         for pe in 0..self.inner.n_pes {
             let mut theirs = [0u64; 2];
             // SAFETY: `theirs` is a live local array of 16 bytes, written only by this
@@ -414,25 +445,18 @@ impl World {
                     .transport
                     .get(Order::Now, pe, theirs.as_mut_ptr().cast(), slot, 16)
             })?;
-            let theirs = Fingerprint {
-                hash: theirs[0],
-                ops: theirs[1],
-            };
-            if theirs != mine && mismatch.is_none() {
-                mismatch = Some((pe, theirs));
-            }
+            all.push(theirs);
         }
         // Nobody may overwrite its slot before every PE has read it.
         self.barrier_all()?;
-        match mismatch {
-            None => Ok(()),
-            Some((other, theirs)) => Err(Error::Asymmetric {
-                pe: me,
-                other,
-                mine,
-                theirs,
-            }),
-        }
+        Ok(all)
+    }
+
+    pub(crate) fn registered(&self) -> MutexGuard<'_, Vec<RegisteredBuffer>> {
+        self.inner
+            .registered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     // ---- synchronization -------------------------------------------------------------
@@ -532,7 +556,13 @@ impl World {
             offset: sym.offset,
             len,
         };
-        let block = self.heap().find(sym.offset).ok_or_else(bad)?;
+        let Some(block) = self.heap().find(sym.offset) else {
+            // Not in the heap: a registered buffer, or nothing symmetric.
+            return match self.registered_covering(sym.offset, len) {
+                Some(_) => Ok(()),
+                None => Err(bad()),
+            };
+        };
         // The system area is internal: user views of it are refused.
         if block.offset == self.inner.sys {
             return Err(bad());

@@ -44,7 +44,8 @@ pub(crate) fn sym(
         let end = base.wrapping_add(world.config().heap_size as usize);
         FfiError::BadArgument(format!(
             "{what} {ptr:p} is not in this PE's symmetric heap ({base:p}..{end:p}); it must \
-             point into memory from nvshmem_malloc, nvshmem_calloc or nvshmem_align"
+             point into memory from nvshmem_malloc, nvshmem_calloc or nvshmem_align, or into \
+             a buffer that nvshmemx_buffer_register_symmetric returned"
         ))
     })
 }

@@ -845,6 +845,8 @@ mod tests {
             gin_loopback: 0,
             gin_queue_slots: 1024,
             team_sync_offset: 0x1_0000_0400,
+            registered_slots: 1024,
+            registered_table: std::ptr::null_mut(),
         };
         io.set_host_info(&info);
         let word = |at: usize| i32::from_ne_bytes(io.host_info[at..at + 4].try_into().unwrap());

@@ -53,8 +53,8 @@
 //!
 //! [`cumodule`] gives modules loaded with `cuModuleLoad`/`cuLibraryLoad*` their device
 //! context (`nvshmemx_cumodule_init`, `nvshmemx_culibrary_init`). `symmetric_buffer` has
-//! `nvshmemx_buffer_register_symmetric`, which niin-rs refuses on both transports (its
-//! docs say why). `nvshmemx_collective_launch` is inline code of the headers
+//! `nvshmemx_buffer_register_symmetric`: application VMM memory made symmetric on the NCCL
+//! transport (its docs say how; the mock refuses). `nvshmemx_collective_launch` is inline code of the headers
 //! (`niin/launch.h`), not of this library.
 
 pub mod abi;

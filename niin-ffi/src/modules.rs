@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 3;
+pub const MODULE_ABI_VERSION: c_uint = 4;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -166,6 +166,11 @@ pub struct NiinHostInfo {
     pub gin_queue_slots: c_uint,
     /// Heap offset of the device team-barrier words ([`World::team_sync_offset`]; ABI 3).
     pub team_sync_offset: u64,
+    /// Entries of `registered_table` (ABI 4; 0: none).
+    pub registered_slots: c_uint,
+    /// Device address of the registered-buffer table (`niin_device_registered[]`: heap
+    /// offset and size of each buffer made symmetric, size 0 for an unused entry).
+    pub registered_table: *mut c_void,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -211,7 +216,9 @@ pub struct NiinModuleHooks {
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 144);
+    assert!(size_of::<NiinHostInfo>() == 160);
+    assert!(std::mem::offset_of!(NiinHostInfo, registered_slots) == 144);
+    assert!(std::mem::offset_of!(NiinHostInfo, registered_table) == 152);
     assert!(std::mem::offset_of!(NiinHostInfo, team_sync_offset) == 136);
     assert!(std::mem::offset_of!(NiinHostInfo, put_signal_mode) == 112);
     assert!(std::mem::offset_of!(NiinHostInfo, team_table) == 120);
@@ -668,71 +675,101 @@ struct DevCommStorage([u8; DEV_COMM_CAPACITY]);
 /// the system area have the same count).
 pub use niin_api::DEVICE_TEAM_SLOTS;
 
-/// The PE's team table in device memory, the staging copy it is written from, and the
+/// A table in device memory that kernels read and the host rewrites between them (the
+/// team table, the registered buffers), the staging copy it is written from, and the
 /// stream of the copies.
-struct DeviceTeams {
+struct DeviceTable {
     device: niin_transport::cuda::DeviceBuffer,
     staging: niin_transport::cuda::HostPinned,
     stream: niin_transport::cuda::Stream,
+    /// What the table is, for messages.
+    what: &'static str,
 }
 
-impl DeviceTeams {
-    fn new(parts: &DeviceParts) -> FfiResult<DeviceTeams> {
-        let bytes = DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES;
-        let fail = |what: &str, e: niin_transport::cuda::CudaError| {
-            FfiError::Os(format!("the device team table: {what}: {e}"))
+impl DeviceTable {
+    fn new(parts: &DeviceParts, bytes: usize, what: &'static str) -> FfiResult<DeviceTable> {
+        let fail = |step: &str, e: niin_transport::cuda::CudaError| {
+            FfiError::Os(format!("the device {what}: {step}: {e}"))
         };
         parts
             .device
             .make_current()
             .map_err(|e| fail("making the device current", e))?;
-        Ok(DeviceTeams {
+        Ok(DeviceTable {
             device: niin_transport::cuda::DeviceBuffer::alloc_on(&parts.device, bytes)
                 .map_err(|e| fail("cuMemAlloc", e))?,
             staging: niin_transport::cuda::HostPinned::alloc_on(&parts.device, bytes)
                 .map_err(|e| fail("cuMemHostAlloc", e))?,
             stream: niin_transport::cuda::Stream::create_on(&parts.device)
                 .map_err(|e| fail("a stream", e))?,
+            what,
         })
     }
 
-    /// Copies `table` (unused slots after its end) to the device and waits for the copy.
-    fn publish(&self, table: &niin_api::DeviceTeamTable) -> FfiResult<()> {
-        let mut bytes = table.to_bytes();
-        bytes.truncate(DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES);
-        let unused = niin_api::DeviceTeam::UNUSED.to_le_bytes();
-        while bytes.len() < DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES {
-            bytes.extend_from_slice(&unused);
-        }
-        let fail = |what: &str, e: niin_transport::cuda::CudaError| {
-            FfiError::Os(format!(
-                "publishing the team table to the device: {what}: {e}"
-            ))
+    /// Copies `bytes` (the whole table, its size) to the device and waits for the copy.
+    fn publish(&self, bytes: &[u8]) -> FfiResult<()> {
+        let what = self.what;
+        let fail = |step: &str, e: niin_transport::cuda::CudaError| {
+            FfiError::Os(format!("publishing the {what} to the device: {step}: {e}"))
         };
+        let len = bytes.len().min(self.device.len());
         self.staging
-            .write_bytes(0, &bytes)
+            .write_bytes(0, &bytes[..len])
             .map_err(|e| fail("staging", e))?;
-        // SAFETY: both ranges are live allocations of `bytes.len()` bytes (the device table
-        // and the mapped staging buffer), and the copy is waited for before either is used
-        // again.
+        // SAFETY: both ranges are live allocations of at least `len` bytes (the device
+        // table and the mapped staging buffer), and the copy is waited for before either
+        // is used again.
         unsafe {
             niin_transport::cuda::memcpy_async(
                 self.device.ptr(),
                 self.staging.device_ptr(),
-                bytes.len(),
+                len,
                 &self.stream,
             )
         }
         .map_err(|e| fail("cuMemcpyAsync", e))?;
         self.stream.synchronize().map_err(|e| fail("waiting", e))
     }
+
+    /// The team table's bytes: `table`, then unused slots up to [`DEVICE_TEAM_SLOTS`].
+    fn team_bytes(table: &niin_api::DeviceTeamTable) -> Vec<u8> {
+        let size = DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES;
+        let mut bytes = table.to_bytes();
+        bytes.truncate(size);
+        let unused = niin_api::DeviceTeam::UNUSED.to_le_bytes();
+        while bytes.len() < size {
+            bytes.extend_from_slice(&unused);
+        }
+        bytes
+    }
+
+    /// The registered-buffer table's bytes (`niin_device_registered[]`): per buffer its
+    /// heap offset and size, then zeros up to [`REGISTERED_SLOTS`].
+    fn registered_bytes(world: &World) -> Vec<u8> {
+        let mut bytes = vec![0u8; REGISTERED_SLOTS * 16];
+        for (slot, (offset, len)) in world
+            .registered_buffers()
+            .into_iter()
+            .take(REGISTERED_SLOTS)
+            .enumerate()
+        {
+            bytes[slot * 16..slot * 16 + 8].copy_from_slice(&offset.to_le_bytes());
+            bytes[slot * 16 + 8..slot * 16 + 16].copy_from_slice(&len.to_le_bytes());
+        }
+        bytes
+    }
 }
+
+/// Entries of the device table of registered buffers: as many as the transport registers.
+pub const REGISTERED_SLOTS: usize = niin_transport::lsa::MAX_REGISTERED;
 
 /// The world whose device contexts the modules have.
 struct Attached {
     info: NiinHostInfo,
     /// The team table the contexts point at (`info.team_table`).
-    teams: Option<DeviceTeams>,
+    teams: Option<DeviceTable>,
+    /// The registered buffers' table (ABI 4).
+    registered: Option<DeviceTable>,
     groups: Vec<Group>,
     runtime: NcclVersion,
     library: String,
@@ -1049,6 +1086,8 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         gin_loopback: settings.gin_loopback,
         gin_queue_slots: settings.gin_queue_slots,
         team_sync_offset: 0,
+        registered_slots: 0,
+        registered_table: std::ptr::null_mut(),
     }
 }
 
@@ -1063,14 +1102,23 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     let mut reg = registry();
     detach_locked(&mut reg)?;
     let nccl = parts.comm.nccl();
-    let teams = DeviceTeams::new(&parts)?;
-    teams.publish(&world.device_team_table())?;
+    let teams = DeviceTable::new(
+        &parts,
+        DEVICE_TEAM_SLOTS * niin_api::DeviceTeam::SIZE_BYTES,
+        "team table",
+    )?;
+    teams.publish(&DeviceTable::team_bytes(&world.device_team_table()))?;
+    let registered = DeviceTable::new(&parts, REGISTERED_SLOTS * 16, "registered-buffer table")?;
+    registered.publish(&DeviceTable::registered_bytes(world))?;
     let mut info = host_info(&parts, world.n_pes(), settings);
     info.team_slots = DEVICE_TEAM_SLOTS as c_int;
     info.team_table = teams.device.ptr() as *mut c_void;
     info.team_sync_offset = world.team_sync_offset();
+    info.registered_slots = REGISTERED_SLOTS as c_uint;
+    info.registered_table = registered.device.ptr() as *mut c_void;
     reg.attached = Some(Attached {
         teams: Some(teams),
+        registered: Some(registered),
         info,
         groups: Vec::new(),
         runtime: nccl.version(),
@@ -1147,7 +1195,17 @@ fn detach_locked(reg: &mut Registry) -> FfiResult<()> {
 pub(crate) fn publish_teams(world: &World) -> FfiResult<()> {
     let reg = registry();
     match reg.attached.as_ref().and_then(|a| a.teams.as_ref()) {
-        Some(teams) => teams.publish(&world.device_team_table()),
+        Some(teams) => teams.publish(&DeviceTable::team_bytes(&world.device_team_table())),
+        None => Ok(()),
+    }
+}
+
+/// Copies `world`'s registered buffers to the device after a registration or its end, so
+/// that device code (`nvshmem_ptr`) knows them (nothing to do on a world without NCCL).
+pub(crate) fn publish_registered(world: &World) -> FfiResult<()> {
+    let reg = registry();
+    match reg.attached.as_ref().and_then(|a| a.registered.as_ref()) {
+        Some(table) => table.publish(&DeviceTable::registered_bytes(world)),
         None => Ok(()),
     }
 }

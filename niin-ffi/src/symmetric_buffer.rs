@@ -1,6 +1,6 @@
 //! User buffers in the symmetric address space: `nvshmemx_buffer_register_symmetric` and
-//! `nvshmemx_buffer_unregister_symmetric`, with NVSHMEM 3.4.5's signatures, refused on both
-//! transports.
+//! `nvshmemx_buffer_unregister_symmetric`, with NVSHMEM 3.4.5's signatures and semantics on
+//! the NCCL transport.
 //!
 //! # What NVSHMEM does
 //!
@@ -14,61 +14,29 @@
 //! and returns 0 or an error (`NVSHMEMX_ERROR_INVALID_VALUE` for an address that is not
 //! registered).
 //!
-//! # Why niin-rs cannot yet
+//! # What niin-rs does
 //!
-//! - NCCL: every niin-rs operation addresses symmetric memory as an offset into the heap,
-//!   which is one NCCL window: device code adds a per-peer distance to NCCL's mapping of
-//!   that window, and the host checks offsets against the heap's allocations. NCCL maps a
-//!   window's memory for the peers once, at registration (`ncclCommWindowRegister`), so
-//!   mapping other memory into the heap's range afterwards reaches no peer. A window of its
-//!   own over the user's buffer would be reachable by NCCL's peer pointers, but at
-//!   addresses that no niin-rs operation accepts (outside the heap): it needs the world,
-//!   the transports and the device context to route addresses to a second window.
-//! - The mock: the heap is one shared-memory file that every PE's process maps; memory of
-//!   one process cannot join it.
-//!
-//! So both calls take part in the collective as NVSHMEM's do (the barrier), then fail
-//! loudly: register returns NULL, unregister `NVSHMEMX_ERROR_INVALID_VALUE`, each after a
-//! `NIIN:` line that says why and what to use instead (`nvshmem_malloc`).
+//! [`niin_api::World::register_symmetric`]: the PEs agree on their arguments first (a PE
+//! with a bad buffer fails every PE, naming it, rather than leaving the others in NCCL's
+//! collective), then the transport registers the buffer as an NCCL window and maps it a
+//! second time at an address the same distance from every PE's heap (niin-transport's
+//! `lsa/registered.rs` says why that address makes every existing path work). That
+//! address is returned, as NVSHMEM returns its alias, and every host and device operation
+//! takes it. Limits: worlds whose PEs are all in this PE's LSA team (PEs reached over GIN
+//! are refused with a message); the buffer must start a CUDA mapping; at most
+//! `niin_transport::lsa::MAX_REGISTERED` buffers at once. The mock transport refuses (it
+//! has no CUDA memory to register), after the agreement, on every PE.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
-use niin_api::World;
-
-use crate::error::{FfiError, FfiResult, status_call, value_call};
+use crate::convert::local_address;
+use crate::error::{FfiError, status_call, value_call};
 use crate::state;
 
-/// Why `buf_ptr` of `size` bytes cannot be registered in `world` (NVSHMEM's argument
-/// checks first).
-fn refusal(world: &World, buf_ptr: *mut c_void, size: usize, flags: c_int) -> FfiError {
-    if size == 0 {
-        return FfiError::BadArgument("size is 0".to_owned());
-    }
-    if flags != 0 {
-        return FfiError::BadArgument(format!("flags is {flags}: NVSHMEM 3.4.5 takes only 0"));
-    }
-    if buf_ptr.is_null() {
-        return FfiError::Null("buf_ptr");
-    }
-    let transport = if world.nccl_parts().is_some() {
-        "the NCCL transport: niin-rs reaches symmetric memory as offsets into one NCCL window \
-         (the heap), which NCCL mapped for the peers when it was registered; it cannot take \
-         in another allocation, and a window of its own over the buffer would be at addresses \
-         no niin-rs operation accepts"
-    } else {
-        "the mock transport: its heap is one shared-memory file mapped by every PE's process, \
-         which memory of one process cannot join"
-    };
-    FfiError::NotSupported(format!(
-        "registering {size} bytes at {buf_ptr:p} as symmetric memory is not implemented on \
-         {transport}; allocate the buffer with nvshmem_malloc instead"
-    ))
-}
-
 /// Registers a user buffer as symmetric memory (`nvshmemx_buffer_register_symmetric`,
-/// collective): not implemented in niin-rs. Every PE takes part in the barrier that ends
-/// NVSHMEM's call, then gets NULL after a `NIIN:` line naming the transport and why.
+/// collective): returns the symmetric alias of `buf_ptr`, or NULL after a `NIIN:` line
+/// that says why (on every PE when any PE's arguments are wrong).
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_register_symmetric(
     buf_ptr: *mut c_void,
@@ -77,15 +45,24 @@ pub extern "C" fn nvshmemx_buffer_register_symmetric(
 ) -> *mut c_void {
     value_call("nvshmemx_buffer_register_symmetric", null_mut(), || {
         let world = state::world()?;
-        let why = refusal(&world, buf_ptr, size, flags);
-        world.barrier_all()?;
-        Err::<*mut c_void, _>(why)
+        if flags != 0 {
+            // Still take part in the agreement (as a PE with no buffer), so the other PEs
+            // fail with this PE named instead of waiting for it.
+            let _ = world.register_symmetric(null_mut(), size);
+            return Err(FfiError::BadArgument(format!(
+                "flags is {flags}: NVSHMEM 3.4.5 takes only 0"
+            )));
+        }
+        let view = world.register_symmetric(buf_ptr.cast(), size)?;
+        crate::modules::publish_registered(&world)?;
+        Ok(local_address(&world, view.offset()))
     })
 }
 
 /// Unregisters a buffer of [`nvshmemx_buffer_register_symmetric`]
-/// (`nvshmemx_buffer_unregister_symmetric`, collective): after NVSHMEM's barrier,
-/// `NVSHMEMX_ERROR_INVALID_VALUE`, since niin-rs registers none.
+/// (`nvshmemx_buffer_unregister_symmetric`, collective): `mmap_ptr` is the alias that
+/// call returned, `size` the size registered. 0, or `NVSHMEMX_ERROR_INVALID_VALUE` after
+/// a `NIIN:` line (on every PE when any PE names no registered buffer).
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_buffer_unregister_symmetric(
     mmap_ptr: *mut c_void,
@@ -93,18 +70,13 @@ pub extern "C" fn nvshmemx_buffer_unregister_symmetric(
 ) -> c_int {
     status_call("nvshmemx_buffer_unregister_symmetric", || {
         let world = state::world()?;
-        world.barrier_all()?;
-        unregister_refusal(mmap_ptr, size)
+        // An address below the heap names no buffer: an offset no buffer has.
+        let offset = (mmap_ptr as u64)
+            .checked_sub(world.heap_base() as u64)
+            .unwrap_or(u64::MAX);
+        world.unregister_symmetric(offset, size)?;
+        crate::modules::publish_registered(&world)
     })
-}
-
-/// The error of every unregistration.
-fn unregister_refusal(mmap_ptr: *mut c_void, size: usize) -> FfiResult<()> {
-    Err(FfiError::BadArgument(format!(
-        "{mmap_ptr:p} ({size} bytes) is not a buffer registered with \
-         nvshmemx_buffer_register_symmetric (niin-rs registers none: that call is not \
-         implemented)"
-    )))
 }
 
 #[cfg(test)]
@@ -122,12 +94,5 @@ mod tests {
             nvshmemx_buffer_unregister_symmetric(p, 64),
             NVSHMEMX_ERROR_INVALID_VALUE
         );
-    }
-
-    #[test]
-    fn the_unregister_error_names_the_pointer() {
-        let e = unregister_refusal(0x1000usize as *mut c_void, 4096).unwrap_err();
-        assert_eq!(e.status(), NVSHMEMX_ERROR_INVALID_VALUE);
-        assert!(e.to_string().contains("0x1000 (4096 bytes)"), "{e}");
     }
 }

@@ -470,7 +470,7 @@ fn extensions_refuse_loudly_and_the_error_macros_print_like_nvshmem() {
             );
             assert!(
                 niin.iter()
-                    .any(|l| l.contains("not implemented on the mock transport")),
+                    .any(|l| l.contains("as symmetric memory on the mock transport")),
                 "{text}"
             );
             let macros: Vec<&str> = err.lines().filter(|l| l.starts_with(&file)).collect();

@@ -5,8 +5,9 @@
  *   - nvshmemx_cumodule_init/_finalize, nvshmemx_culibrary_init/_finalize: refused before
  *     init, for NULL, on the mock (no device contexts), and for a module never initialized,
  *     each with NVSHMEM's value NVSHMEMX_ERROR_INTERNAL and one NIIN: line;
- *   - nvshmemx_buffer_register_symmetric/_unregister_symmetric: refused (NULL,
- *     NVSHMEMX_ERROR_INVALID_VALUE) with one NIIN: line each, after their barrier;
+ *   - nvshmemx_buffer_register_symmetric/_unregister_symmetric: refused on the mock, which
+ *     has no CUDA memory to register (NULL, NVSHMEMX_ERROR_INVALID_VALUE), with one NIIN:
+ *     line each, after the PEs agreed (tests/gpu/conf_register.cu runs them on a GPU);
  *   - NVSHMEM's error macros (non_abi/nvshmemx_error.h, which nvshmem.h brings): control
  *     flow and the lines they print.
  *

@@ -41,6 +41,13 @@ struct niin_device_team {
     int start, stride, size, my_pe;
 };
 
+/* One application buffer made symmetric (nvshmemx_buffer_register_symmetric), as the
+ * library's table lists it: its symmetric address is heap_base + offset on every PE. The
+ * buffers come first; bytes 0 marks the first unused entry. */
+struct niin_device_registered {
+    unsigned long long offset, bytes;
+};
+
 struct niin_gin_queue;
 
 /* World PEs whose LSA routing the context holds inline (niin_device_context.lsa_near). */
@@ -98,6 +105,13 @@ struct niin_device_context {
                                        below team_slots, 16 bytes (arrivals of the other
                                        members here, barriers this PE began); zeroed by the
                                        library at init and team destroy (niin/impl/sync_impl.h) */
+    /* appended in module ABI 4 */
+    int registered_slots;           /* entries of `registered` */
+    const niin_device_registered *registered; /* buffers made symmetric (device memory owned
+                                       by libnvshmem_host, rewritten between kernels as buffers
+                                       are registered and unregistered): their addresses are
+                                       symmetric too (nvshmem_ptr; LSA routing needs no table,
+                                       niin-transport's lsa/registered.rs says why) */
 };
 
 #include "niin/impl/context_impl.h"

@@ -189,6 +189,23 @@ __device__ __forceinline__ bool in_heap(const niin_device_context &c, const void
            static_cast<size_t>(q - c.heap_base) <= c.heap_size - bytes;
 }
 
+/* Whether [p, p + bytes) lies in this PE's heap or in a buffer made symmetric
+ * (nvshmemx_buffer_register_symmetric; those follow the heap, at heap_base + offset). */
+__device__ __forceinline__ bool in_symmetric(const niin_device_context &c, const void *p,
+                                             size_t bytes) {
+    if (in_heap(c, p, bytes)) return true;
+    const char *q = static_cast<const char *>(p);
+    if (q < c.heap_base) return false;
+    const unsigned long long off = static_cast<unsigned long long>(q - c.heap_base);
+    /* The library lists the buffers first: the first unused entry ends the search. */
+    for (int i = 0; i < c.registered_slots; ++i) {
+        const niin_device_registered r = c.registered[i];
+        if (r.bytes == 0) break;
+        if (off >= r.offset && bytes <= r.bytes && off - r.offset <= r.bytes - bytes) return true;
+    }
+    return false;
+}
+
 /* The index of `pe` in this PE's LSA team (self included): below lsa_size for a member,
  * lsa_size or more (unsigned) for any other PE. */
 __device__ __forceinline__ unsigned int lsa_index(const niin_device_context &c, int pe) {

@@ -99,7 +99,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 3u
+#define NIIN_MODULE_ABI_VERSION 4u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -131,6 +131,10 @@ typedef struct niin_host_info {
     /* ABI 3 */
     unsigned long long team_sync_offset; /* heap offset of the device team-barrier words
                                             (niin-api World::team_sync_offset) */
+    /* ABI 4 */
+    unsigned int registered_slots;  /* entries of registered_table */
+    void *registered_table;         /* device address of the registered-buffer table
+                                       (niin_device_registered[]) */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -168,7 +172,11 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 144, "niin_host_info is 144 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 160, "niin_host_info is 160 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, registered_slots) == 144,
+                   "niin_host_info.registered_slots at 144");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, registered_table) == 152,
+                   "niin_host_info.registered_table at 152");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, team_sync_offset) == 136,
                    "niin_host_info.team_sync_offset at 136");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, put_signal_mode) == 112,
@@ -217,6 +225,8 @@ static inline __host__ __device__ void niin_context_from_info(const niin_host_in
     ctx->barrier_lsa_size = info->lsa_size;
     ctx->team_lsa_rank = info->lsa_rank;
     ctx->team_sync_off = static_cast<size_t>(info->team_sync_offset);
+    ctx->registered_slots = static_cast<int>(info->registered_slots);
+    ctx->registered = static_cast<const niin_device_registered *>(info->registered_table);
     ctx->gin_loopback = info->gin_loopback != 0;
     if (ctx->gin_loopback) ctx->gin_enabled = 1;
 }

@@ -70,7 +70,7 @@ NIIN_DEVICE_HD int nvshmem_n_pes(void) { return niin::detail::context("nvshmem_n
 
 NIIN_DEVICE_HD void *nvshmem_ptr(const void *ptr, int pe) {
     const niin_device_context &c = niin::detail::context("nvshmem_ptr");
-    if (!niin::detail::in_heap(c, ptr, 1)) return nullptr;
+    if (!niin::detail::in_symmetric(c, ptr, 1)) return nullptr;
     return niin::detail::lsa_address(c, ptr, pe);
 }
 
