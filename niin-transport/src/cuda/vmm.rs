@@ -1,7 +1,9 @@
 //! CUDA virtual memory management (VMM): reserved address ranges, and a second mapping of
-//! memory that an application allocated with `cuMemCreate`. `nvshmemx_buffer_register_symmetric`
-//! makes such memory symmetric by mapping it again at an address of niin-rs's choosing
-//! (the *alias*), where every niin-rs operation finds it as it finds the heap.
+//! VMM memory (`cuMemCreate`: the heap that `ncclMemAlloc` made, or an application's
+//! buffer) at an address of niin-rs's choosing, the *alias*. The LSA transport maps its
+//! heap at the start of a range of its own and the buffers of
+//! `nvshmemx_buffer_register_symmetric` after it, where every niin-rs operation finds them
+//! as it finds the heap.
 //!
 //! - [`VaRange`]: `cuMemAddressReserve`d virtual addresses, freed on drop; at a fixed
 //!   address when one is asked for and free (the driver treats the address as a hint, so
@@ -110,14 +112,15 @@ impl fmt::Debug for VaRange {
 
 impl VaRange {
     /// Reserves `len` bytes (a multiple of the granularity) at exactly `at`, or anywhere
-    /// when `at` is 0: `Ok(None)` when the driver placed a fixed request elsewhere (the
-    /// address is taken; that range is freed again).
-    pub fn reserve(len: usize, at: u64) -> Result<Option<VaRange>> {
+    /// when `at` is 0, aligned to `align` bytes (a power of two; 0: the driver's default):
+    /// `Ok(None)` when the driver placed a fixed request elsewhere (the address is taken;
+    /// that range is freed again).
+    pub fn reserve(len: usize, at: u64, align: usize) -> Result<Option<VaRange>> {
         driver()?;
         let mut base = 0;
         // SAFETY: the call writes the reserved address; nothing is mapped.
         check("cuMemAddressReserve", unsafe {
-            sys::cuMemAddressReserve(&mut base, len, 0, at, 0)
+            sys::cuMemAddressReserve(&mut base, len, align, at, 0)
         })?;
         let range = VaRange { base, len };
         if at != 0 && base != at {
@@ -224,7 +227,7 @@ impl AliasMapping {
         let own = match within {
             Some(range) if range.contains(at, len) => None,
             _ => Some(
-                VaRange::reserve(len, at)?.ok_or_else(|| CudaError::BadArgument {
+                VaRange::reserve(len, at, 0)?.ok_or_else(|| CudaError::BadArgument {
                     what: format!(
                         "the addresses {at:#x}..{:#x} that the alias needs are taken in this \
                      process",
@@ -315,6 +318,6 @@ mod tests {
             return; // a machine with a GPU: the GPU tests cover the calls
         }
         assert!(address_range(0x1000).is_err());
-        assert!(VaRange::reserve(1 << 21, 0).is_err());
+        assert!(VaRange::reserve(1 << 21, 0, 0).is_err());
     }
 }

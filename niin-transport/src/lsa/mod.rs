@@ -145,8 +145,11 @@ impl LsaTransport {
         // allocation and one window, so every LSA peer reaches both.
         let total = heap_size as usize + CONTROL_BYTES;
         let heap = nccl.mem_alloc(total).map_err(nccl_err)?;
-        // Before anything else takes the addresses after the heap (registered.rs).
+        // The heap's address in this process: NCCL's memory mapped again at the start of a
+        // range that also holds registered buffers (registered.rs). NCCL itself keeps
+        // using its own mapping (the window below).
         let registered = Registered::new(&device, heap.ptr())?;
+        let heap_base = registered.heap_base(heap.ptr());
         let strict = nccl.capabilities().strict_ordering_window_flag;
         let flags = WindowFlags {
             coll_symmetric: true,
@@ -156,7 +159,7 @@ impl LsaTransport {
             .register_window(heap.ptr(), total, flags)
             .map_err(nccl_err)?;
         let mut bases = vec![None; n_pes];
-        bases[pe] = Some(heap.ptr());
+        bases[pe] = Some(heap_base);
         if n_pes > 1 {
             if !nccl.capabilities().host_peer_pointers {
                 return Err(TransportError::NotImplemented {
@@ -174,8 +177,9 @@ impl LsaTransport {
             }
         }
         let internal = Stream::create().map_err(cuda_err)?;
-        // SAFETY: the heap is `heap_size` bytes of device memory owned by `heap`.
-        unsafe { cuda::memset_d8_async(heap.ptr(), 0, total, &internal) }.map_err(cuda_err)?;
+        // SAFETY: `heap_base` maps the `total` bytes of device memory owned by `heap`
+        // (NCCL's mapping, or the transport's second mapping of it, held by `registered`).
+        unsafe { cuda::memset_d8_async(heap_base, 0, total, &internal) }.map_err(cuda_err)?;
         internal.synchronize().map_err(cuda_err)?;
         let kernels = HostKernels::load(&device).map_err(cuda_err)?;
         let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;

@@ -18,12 +18,17 @@
 //!    NCCL's address of `p`'s buffer, for this PE too (`base(me)` is the heap itself), and
 //!    offset `d` names the buffer on every PE, as a heap offset names an allocation.
 //!
-//! The alias must be free in this process. At start the transport reserves
-//! [`REGISTRATION_VA_BYTES`] of addresses right after the heap (where NCCL's places put
-//! the aliases), when the driver grants that spot; an alias outside it gets a reservation
-//! of its own at its exact address, and registration fails with a message if that is
-//! taken. With NCCL 2.28 (no host pointer queries; a world of one PE, the only one that
-//! version supports) the alias is simply the first free spot of the reserved range.
+//! The alias must be free in this process, and the addresses after an `ncclMemAlloc`
+//! allocation rarely are (the driver hands out what comes next to later allocations; on
+//! the H200 the first alias's spot was always taken). So at start the transport reserves
+//! one range of its own, the heap's size plus [`REGISTRATION_VA_BYTES`], maps the heap's
+//! memory (NCCL's allocation) again at its start, and uses that mapping as the heap's
+//! address everywhere (`heap_base`: what `nvshmem_malloc` returns, and what device code
+//! adds its distances to). NCCL keeps registering and reaching the heap through its own
+//! mapping; both reach the same memory. Aliases of registered buffers land in the rest
+//! of the range. With NCCL 2.28 (no host pointer queries; a world of one PE, the only one
+//! that version supports) an alias is simply the first free spot there. If the range
+//! cannot be reserved, the heap keeps NCCL's address and registration is refused.
 
 use std::sync::Mutex;
 
@@ -54,13 +59,21 @@ struct Buffer {
     _window: Window,
 }
 
-/// The registered buffers of one PE, and the addresses kept for their aliases.
+/// The registered buffers of one PE, and the range that holds the heap's mapping and
+/// their aliases.
 pub(crate) struct Registered {
-    // The buffers drop before the reservation their aliases lie in.
+    // The buffers and the heap's mapping drop before the range they lie in.
     list: Mutex<Vec<Buffer>>,
+    heap: Option<AliasMapping>,
     space: Option<VaRange>,
+    /// Bytes of the range the heap's mapping takes (aliases come after).
+    heap_span: u64,
     granularity: u64,
 }
+
+/// Alignment of the reserved range: larger than any granularity NCCL or CUDA uses, so an
+/// alias at the heap's base plus a distance NCCL chose is aligned as its memory needs.
+const RANGE_ALIGN: usize = 1 << 30;
 
 impl std::fmt::Debug for Registered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,18 +106,53 @@ pub(crate) struct Placement {
 }
 
 impl Registered {
-    /// Reserves the alias range right after the heap mapping that contains `heap_ptr`, if
-    /// the driver grants that spot (else aliases reserve their own addresses later).
+    /// Reserves the range and maps the heap (the VMM allocation at `heap_ptr`, from
+    /// `ncclMemAlloc`) at its start; without the range, the heap stays where NCCL put it and
+    /// registration is refused later.
     pub(crate) fn new(device: &Device, heap_ptr: u64) -> Result<Registered> {
         let granularity = cuda::granularity(device).map_err(cuda_err)? as u64;
         let (base, len) = cuda::address_range(heap_ptr).map_err(cuda_err)?;
-        let space = cuda::round_up(base + len as u64, granularity)
-            .and_then(|at| VaRange::reserve(REGISTRATION_VA_BYTES, at).ok().flatten());
+        let heap_span = cuda::round_up(len as u64, granularity).unwrap_or(u64::MAX);
+        let placed = (base == heap_ptr)
+            .then(|| heap_span.checked_add(REGISTRATION_VA_BYTES as u64))
+            .flatten()
+            .and_then(|total| {
+                VaRange::reserve(total as usize, 0, RANGE_ALIGN)
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|space| {
+                let heap = AliasMapping::map(device, heap_ptr, len, space.base(), Some(&space));
+                heap.ok().map(|heap| (heap, space))
+            });
+        let (heap, space) = match placed {
+            Some((heap, space)) => (Some(heap), Some(space)),
+            None => (None, None),
+        };
         Ok(Registered {
             list: Mutex::new(Vec::new()),
+            heap,
             space,
+            heap_span,
             granularity,
         })
+    }
+
+    /// The heap's address in this process: its mapping at the start of the range, or
+    /// `heap_ptr` (NCCL's) when there is no range.
+    pub(crate) fn heap_base(&self, heap_ptr: u64) -> u64 {
+        self.heap.as_ref().map_or(heap_ptr, AliasMapping::at)
+    }
+
+    /// The range, or the refusal of a registration without one.
+    fn space(&self) -> Result<&VaRange> {
+        self.space
+            .as_ref()
+            .ok_or_else(|| TransportError::NotImplemented {
+                what: "registering buffers needs an address range for the heap and their aliases, \
+                   which the CUDA driver did not grant at start"
+                    .to_owned(),
+            })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Buffer>> {
@@ -167,21 +215,14 @@ impl Registered {
 
     /// The first free spot of the reserved range for `mapped` bytes (NCCL 2.28, one PE).
     pub(crate) fn free_spot(&self, mapped: usize) -> Result<u64> {
-        let Some(space) = &self.space else {
-            return Err(TransportError::NotImplemented {
-                what: "registering a buffer without NCCL's host pointer queries (NCCL < \
-                       2.29.2) needs the address range after the heap, which the driver did \
-                       not grant"
-                    .to_owned(),
-            });
-        };
+        let space = self.space()?;
         let mut taken: Vec<(u64, u64)> = self
             .lock()
             .iter()
             .map(|b| (b.alias.at(), b.alias.at() + b.alias.len() as u64))
             .collect();
         taken.sort_unstable();
-        let mut at = space.base();
+        let mut at = space.base() + self.heap_span;
         for (start, end) in taken {
             if at + mapped as u64 <= start {
                 break;
@@ -211,7 +252,19 @@ impl Registered {
         offset: u64,
         window: Window,
     ) -> Result<()> {
-        let alias = AliasMapping::map(device, local, place.mapped, place.at, self.space.as_ref())
+        let space = self.space()?;
+        let after_heap = space.base() + self.heap_span;
+        if place.at < after_heap || !space.contains(place.at, place.mapped) {
+            return Err(TransportError::NotImplemented {
+                what: format!(
+                    "the registered buffer's alias would be at {:#x}..{:#x}, outside the \
+                     {REGISTRATION_VA_BYTES}-byte range kept after the heap ({after_heap:#x}..)",
+                    place.at,
+                    place.at + place.mapped as u64
+                ),
+            });
+        }
+        let alias = AliasMapping::map(device, local, place.mapped, place.at, Some(space))
             .map_err(cuda_err)?;
         self.lock().push(Buffer {
             offset,
