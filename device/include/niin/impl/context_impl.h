@@ -276,10 +276,9 @@ cudaStream_t niin_gin_stream = nullptr;
 cudaEvent_t niin_gin_event = nullptr;
 bool niin_gin_running = false;
 
-/* The GIN worker kernel of this TU's module: thread 0 runs the loop. */
-__global__ void niin_gin_worker() {
-    if (threadIdx.x == 0) niin::detail::gin_worker_run(niin_ctx_value);
-}
+/* The GIN worker kernel of this TU's module (<<<1, 32>>>): thread 0 runs the loop, the
+ * whole warp under NIIN_GIN_LOOPBACK (gin_worker_impl.h). */
+__global__ void niin_gin_worker() { niin::detail::gin_worker_run(niin_ctx_value); }
 
 /* Runs in this TU's own CUDA module, so it reaches this TU's context whatever the build:
  * stores `value` into niin_ctx_value, with its LSA table. `table` (lsa_size + 1 entries)

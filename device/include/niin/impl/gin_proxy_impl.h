@@ -20,7 +20,8 @@
  *                         slot, writes the request, publishes it (release store of seq), and
  *                         rings the doorbell (a store to host-mapped memory). A blocking
  *                         request then waits until `done` passes its ticket. ~25 registers.
- *   worker (this module)  niin_gin_worker<<<1, 32>>>: one thread takes requests in ticket
+ *   worker (this module)  niin_gin_worker<<<1, 32>>>: one thread (the warp under
+ *                         NIIN_GIN_LOOPBACK, below) takes requests in ticket
  *                         order and runs them with ncclGin on this module's devComm (put,
  *                         get, putValue, put with VA signal, flush); after a blocking
  *                         request, a FLUSH, or when the queue runs dry it flushes and

@@ -6,10 +6,11 @@
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal: included by
  * niin/impl/context_impl.h after the context (niin_ctx_value) is defined.
  *
- *   gin_worker_run(c)   the worker's loop (one thread): requests in ticket order, rail
- *                       barriers polled, flush and `done` when the queue runs dry, exit after
- *                       NIIN_GIN_WORKER_IDLE_NS idle or on control->stop
- *   niin_gin_worker     the kernel: <<<1, 32>>>, thread 0 runs the loop
+ *   gin_worker_run(c)   the worker's loop (thread 0; the whole warp under
+ *                       NIIN_GIN_LOOPBACK, whose copies it shares): requests in ticket order,
+ *                       rail barriers polled, flush and `done` when the queue runs dry, exit
+ *                       after NIIN_GIN_WORKER_IDLE_NS idle or on control->stop
+ *   niin_gin_worker     the kernel: <<<1, 32>>>, every thread calls gin_worker_run
  *
  * Without GIN (headers older than 2.28.7 or NIIN_DEVICE_GIN=0) the worker still serves
  * NIIN_GIN_LOOPBACK; GIN requests cannot be posted then (gin_impl.h applies the
@@ -52,10 +53,12 @@ __device__ __forceinline__ char *gin_loopback_address(const niin_device_context 
     return c.heap_base + off + q->loopback_delta[pe - q->loopback_first];
 }
 
-/* One request by load/store (NIIN_GIN_LOOPBACK). */
+/* One request by load/store (NIIN_GIN_LOOPBACK), by the worker's whole warp: the 32 lanes
+ * copy the bytes; lane 0 alone does the scalar accesses and the signal, after every lane's
+ * system fence and a __syncwarp (so the data is visible before the signal). */
 __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
                                                  niin_gin_queue *q,
-                                                 const niin_gin_request &r) {
+                                                 const niin_gin_request &r, unsigned int lane) {
     const int me = c.my_pe;
     switch (r.op) {
     case NIIN_GIN_PUT:
@@ -68,13 +71,17 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
         char *dst = (r.flags & NIIN_GIN_ABS_DEST)
                         ? reinterpret_cast<char *>(r.dest_off)
                         : gin_loopback_address(c, q, r.op == NIIN_GIN_GET ? me : r.pe, r.dest_off);
-        unsigned long long i = 0;
-        if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0)
-            for (; i + 16 <= r.bytes; i += 16)
-                *reinterpret_cast<uint4 *>(dst + i) = *reinterpret_cast<const uint4 *>(src + i);
-        for (; i < r.bytes; i++) dst[i] = src[i];
-        if (r.op == NIIN_GIN_PUT_SIGNAL) {
-            __threadfence_system();
+        unsigned long long done = 0;
+        if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0) {
+            const unsigned long long vecs = r.bytes / 16;
+            for (unsigned long long v = lane; v < vecs; v += 32)
+                reinterpret_cast<uint4 *>(dst)[v] = reinterpret_cast<const uint4 *>(src)[v];
+            done = vecs * 16;
+        }
+        for (unsigned long long i = done + lane; i < r.bytes; i += 32) dst[i] = src[i];
+        __threadfence_system();
+        __syncwarp();
+        if (r.op == NIIN_GIN_PUT_SIGNAL && lane == 0) {
             unsigned long long *sig = reinterpret_cast<unsigned long long *>(
                 gin_loopback_address(c, q, r.pe, r.sig_off));
             if (r.sig_op == NVSHMEM_SIGNAL_ADD)
@@ -85,6 +92,7 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
         break;
     }
     case NIIN_GIN_PUT_VALUE: {
+        if (lane != 0) break;
         char *dst = gin_loopback_address(c, q, r.pe, r.dest_off);
         switch (r.sig_op) {
         case 1: *reinterpret_cast<volatile uint8_t *>(dst) = static_cast<uint8_t>(r.value); break;
@@ -95,6 +103,7 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
         break;
     }
     case NIIN_GIN_GET_VALUE: {
+        if (lane != 0) break;
         const char *src = gin_loopback_address(c, q, r.pe, r.src_off);
         unsigned long long v = 0;
         switch (r.sig_op) {
@@ -108,6 +117,46 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
     }
     default:
         break; /* FLUSH: the fence after every request; BARRIER: not routed here (LSA) */
+    }
+    __threadfence_system();
+}
+
+/* The worker's loop under NIIN_GIN_LOOPBACK, run by the whole warp: lane 0 takes each
+ * request (acquire) and broadcasts that it did, every lane reads it and copies its share
+ * (gin_loopback_run), lane 0 publishes head and done. A copy by one thread took seconds for
+ * the 16-64 MiB cases of tests/gpu/device_rma.cu (150 s timeouts with 4 PEs). */
+__device__ __forceinline__ void gin_loopback_loop(const niin_device_context &c) {
+    niin_gin_queue *q = c.gin_queue;
+    const unsigned int lane = threadIdx.x & 31u;
+    unsigned long long head = q->head;
+    unsigned long long idle_since = gin_now_ns();
+    bool unflushed = false;
+    for (;;) {
+        niin_gin_request *s = &q->slots[head & (q->capacity - 1)];
+        const int mine = lane == 0 && gin_ld_acquire(&s->seq) == head + 1;
+        if (__shfl_sync(0xffffffffu, mine, 0)) {
+            __syncwarp(); /* lane 0's acquire orders the slot's contents for every lane */
+            const niin_gin_request r = *s;
+            head++;
+            __syncwarp(); /* every lane has read the slot before it is given back */
+            if (lane == 0) gin_st_release(&q->head, head);
+            gin_loopback_run(c, q, r, lane);
+            unflushed = true;
+            if ((r.flags & NIIN_GIN_BLOCKING) || r.op == NIIN_GIN_FLUSH) {
+                if (lane == 0) gin_st_release(&q->done, head);
+                unflushed = false;
+            }
+            idle_since = gin_now_ns();
+            continue;
+        }
+        if (unflushed) {
+            if (lane == 0) gin_st_release(&q->done, head);
+            unflushed = false;
+        }
+        const int stop = lane == 0 && (q->control->stop != 0u ||
+                                       gin_now_ns() - idle_since > NIIN_GIN_WORKER_IDLE_NS);
+        if (__shfl_sync(0xffffffffu, stop, 0)) break;
+        __nanosleep(64);
     }
     __threadfence_system();
 }
@@ -166,14 +215,20 @@ __device__ __forceinline__ void gin_nccl_run(const niin_device_context &c, ncclG
 }
 #endif
 
-/* The worker's loop, by one thread. */
+/* The worker's loop, called by all 32 threads of the worker: under NIIN_GIN_LOOPBACK the
+ * warp's loop above; otherwise thread 0 alone runs the requests through NCCL GIN. */
 template <int = 0>
 __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
     niin_gin_queue *q = c.gin_queue;
     if (q == nullptr) return;
+    if (c.gin_loopback) {
+        gin_loopback_loop(c);
+        return;
+    }
+    if (threadIdx.x != 0) return;
 #if NIIN_USE_GIN
     ncclGin gin(c.dev_comm, 0);
-    const int rail_peers = c.gin_loopback ? 0 : ncclTeamRail(c.dev_comm).nRanks - 1;
+    const int rail_peers = ncclTeamRail(c.dev_comm).nRanks - 1;
 #endif
     unsigned long long head = q->head;
     unsigned long long idle_since = gin_now_ns();
@@ -185,26 +240,22 @@ __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
             const niin_gin_request r = *s;
             head++;
             gin_st_release(&q->head, head);
-            if (c.gin_loopback) {
-                gin_loopback_run(c, q, r);
-            } else {
 #if NIIN_USE_GIN
-                gin_nccl_run(c, gin, r);
-                if (r.op == NIIN_GIN_BARRIER) {
-                    const unsigned int b = static_cast<unsigned int>(r.dest_off);
-                    if (rail_peers == 0) {
-                        gin_st_release(&q->barrier_done[b], r.value); /* a rail of one */
-                    } else {
-                        q->barrier_target[b] = r.value * static_cast<unsigned long long>(rail_peers);
-                        barriers_pending++;
-                    }
+            gin_nccl_run(c, gin, r);
+            if (r.op == NIIN_GIN_BARRIER) {
+                const unsigned int b = static_cast<unsigned int>(r.dest_off);
+                if (rail_peers == 0) {
+                    gin_st_release(&q->barrier_done[b], r.value); /* a rail of one */
+                } else {
+                    q->barrier_target[b] = r.value * static_cast<unsigned long long>(rail_peers);
+                    barriers_pending++;
                 }
-#endif
             }
+#endif
             unflushed = true;
             if ((r.flags & NIIN_GIN_BLOCKING) || r.op == NIIN_GIN_FLUSH) {
 #if NIIN_USE_GIN
-                if (!c.gin_loopback) gin.flush(ncclCoopThread());
+                gin.flush(ncclCoopThread());
 #endif
                 gin_st_release(&q->done, head);
                 unflushed = false;
@@ -214,7 +265,7 @@ __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
         }
         if (unflushed) {
 #if NIIN_USE_GIN
-            if (!c.gin_loopback) gin.flush(ncclCoopThread());
+            gin.flush(ncclCoopThread());
 #endif
             gin_st_release(&q->done, head);
             unflushed = false;

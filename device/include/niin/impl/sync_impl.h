@@ -227,12 +227,16 @@ NIIN_END_C_DECLS
 #if defined(__CUDA_ARCH__)
 NIIN_BEGIN_C_DECLS
 
+/* fence and quiet read the context unchecked (context_for_transfer): before nvshmem_init it
+ * is all zeros, so they are a system fence and nothing else, which harms nothing. The check
+ * (a load of n_pes and a branch) cost every p + quiet round one more trip to L2 after the
+ * previous round's fence: the latency rows of tests/gpu/latency.cu pay it per call. */
 NIIN_DEVICE_HD void nvshmem_fence(void) {
-    niin::detail::quiet_thread(niin::detail::context("nvshmem_fence"));
+    niin::detail::quiet_thread(niin::detail::context_for_transfer());
 }
 
 NIIN_DEVICE_HD void nvshmem_quiet(void) {
-    niin::detail::quiet_thread(niin::detail::context("nvshmem_quiet"));
+    niin::detail::quiet_thread(niin::detail::context_for_transfer());
 }
 
 NIIN_DEVICE_HD void nvshmem_barrier_all(void) {
