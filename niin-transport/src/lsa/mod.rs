@@ -30,7 +30,7 @@
 pub mod device_support;
 mod registered;
 
-pub use registered::{MAX_REGISTERED, REGISTRATION_VA_BYTES};
+pub use registered::{HEAP_REMAP_VAR, MAX_REGISTERED, REGISTRATION_VA_BYTES};
 use registered::{Placement, Registered};
 
 use std::collections::HashMap;

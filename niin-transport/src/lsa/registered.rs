@@ -43,6 +43,10 @@ use crate::ops::SymAddr;
 /// reservation.
 pub const REGISTRATION_VA_BYTES: usize = 512 << 30;
 
+/// `NIIN_HEAP_REMAP=0` keeps the heap at NCCL's own mapping (no range is reserved, and
+/// registration is refused): a diagnostic switch, to compare the two mappings' speed.
+pub const HEAP_REMAP_VAR: &str = "NIIN_HEAP_REMAP";
+
 /// Buffers registered at most at once (per world; NVSHMEM names no limit).
 pub const MAX_REGISTERED: usize = 1024;
 
@@ -113,7 +117,8 @@ impl Registered {
         let granularity = cuda::granularity(device).map_err(cuda_err)? as u64;
         let (base, len) = cuda::address_range(heap_ptr).map_err(cuda_err)?;
         let heap_span = cuda::round_up(len as u64, granularity).unwrap_or(u64::MAX);
-        let placed = (base == heap_ptr)
+        let wanted = std::env::var(HEAP_REMAP_VAR).map_or(true, |v| v.trim() != "0");
+        let placed = (base == heap_ptr && wanted)
             .then(|| heap_span.checked_add(REGISTRATION_VA_BYTES as u64))
             .flatten()
             .and_then(|total| {
