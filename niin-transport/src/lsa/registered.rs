@@ -109,6 +109,23 @@ pub(crate) struct Placement {
     pub mapped: usize,
 }
 
+/// The lowest address from `start` where `len` bytes overlap none of the `taken` ranges
+/// (`[start, end)` pairs, any order), moving past a range to its end rounded up to
+/// `granularity` (a power of two). `u64::MAX` when the addresses run out.
+fn first_fit(start: u64, mut taken: Vec<(u64, u64)>, len: u64, granularity: u64) -> u64 {
+    taken.sort_unstable();
+    let mut at = start;
+    for (from, to) in taken {
+        if at.saturating_add(len) <= from {
+            break;
+        }
+        if to > at {
+            at = cuda::round_up(to, granularity).unwrap_or(u64::MAX);
+        }
+    }
+    at
+}
+
 impl Registered {
     /// Reserves the range and maps the heap (the VMM allocation at `heap_ptr`, from
     /// `ncclMemAlloc`) at its start; without the range, the heap stays where NCCL put it and
@@ -221,19 +238,17 @@ impl Registered {
     /// The first free spot of the reserved range for `mapped` bytes (NCCL 2.28, one PE).
     pub(crate) fn free_spot(&self, mapped: usize) -> Result<u64> {
         let space = self.space()?;
-        let mut taken: Vec<(u64, u64)> = self
+        let taken: Vec<(u64, u64)> = self
             .lock()
             .iter()
             .map(|b| (b.alias.at(), b.alias.at() + b.alias.len() as u64))
             .collect();
-        taken.sort_unstable();
-        let mut at = space.base() + self.heap_span;
-        for (start, end) in taken {
-            if at + mapped as u64 <= start {
-                break;
-            }
-            at = at.max(cuda::round_up(end, self.granularity).unwrap_or(u64::MAX));
-        }
+        let at = first_fit(
+            space.base() + self.heap_span,
+            taken,
+            mapped as u64,
+            self.granularity,
+        );
         if space.contains(at, mapped) {
             Ok(at)
         } else {
@@ -312,5 +327,40 @@ impl Registered {
     /// Forgets every buffer (finalize).
     pub(crate) fn clear(&self) {
         self.lock().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_fit;
+
+    const G: u64 = 0x20_0000; // 2 MiB
+
+    #[test]
+    fn the_first_gap_that_fits_is_taken() {
+        // Nothing registered: the start.
+        assert_eq!(first_fit(0x1000_0000, vec![], G, G), 0x1000_0000);
+        // A buffer at the start: right after it.
+        let taken = vec![(0x1000_0000, 0x1000_0000 + G)];
+        assert_eq!(first_fit(0x1000_0000, taken, G, G), 0x1000_0000 + G);
+        // A hole of one granule between two buffers fits one granule, not two.
+        let taken = vec![
+            (0x1000_0000 + 2 * G, 0x1000_0000 + 3 * G),
+            (0x1000_0000, 0x1000_0000 + G),
+        ];
+        assert_eq!(first_fit(0x1000_0000, taken.clone(), G, G), 0x1000_0000 + G);
+        assert_eq!(first_fit(0x1000_0000, taken, 2 * G, G), 0x1000_0000 + 3 * G);
+    }
+
+    #[test]
+    fn ends_are_rounded_to_the_granularity_and_ranges_below_start_ignored() {
+        let taken = vec![(0x100, 0x200), (0x1000_0000, 0x1000_0001)];
+        assert_eq!(first_fit(0x1000_0000, taken, G, G), 0x1000_0000 + G);
+    }
+
+    #[test]
+    fn running_out_of_addresses_is_max_not_a_panic() {
+        let taken = vec![(u64::MAX - G, u64::MAX)];
+        assert_eq!(first_fit(u64::MAX - 2 * G, taken, 2 * G, G), u64::MAX);
     }
 }
