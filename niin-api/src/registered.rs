@@ -43,7 +43,35 @@ impl RegisteredBuffer {
     }
 }
 
+/// The first PE that disagrees in a round of [`World::dissent`].
+#[derive(Clone, Copy, Debug)]
+struct Dissent {
+    /// That PE.
+    pe: usize,
+    /// Whether its own step succeeded.
+    ok: bool,
+    /// The value it had.
+    value: u64,
+}
+
 impl World {
+    /// One agreement round (collective over all PEs): every PE tells whether its step
+    /// succeeded and the value it holds; the first PE that failed, else the first whose
+    /// value differs from this PE's `value`, or `None` when all agree.
+    fn dissent(&self, ok: bool, value: u64) -> Result<Option<Dissent>> {
+        let all = self.all_words([u64::from(ok), value])?;
+        let dissent = |pe: usize| Dissent {
+            pe,
+            ok: all[pe][0] != 0,
+            value: all[pe][1],
+        };
+        Ok(all
+            .iter()
+            .position(|w| w[0] == 0)
+            .or_else(|| all.iter().position(|w| w[1] != value))
+            .map(dissent))
+    }
+
     fn registration_error(&self, op: &'static str, what: String) -> Error {
         Error::BadArgument {
             pe: self.my_pe(),
@@ -71,70 +99,63 @@ impl World {
         } else {
             self.transport_result(transport.check_registration(local as u64, len as u64))
         };
-        let all = self.all_words([u64::from(checked.is_ok()), len as u64])?;
+        let dissent = self.dissent(checked.is_ok(), len as u64)?;
         checked?;
-        if let Some(pe) = all.iter().position(|w| w[0] == 0) {
-            return Err(self.registration_error(
-                OP,
-                format!(
-                    "PE {pe} cannot register its buffer (its error is on its own stderr), so \
-                     no PE registers"
-                ),
-            ));
-        }
-        if let Some(pe) = all.iter().position(|w| w[1] != len as u64) {
-            return Err(self.registration_error(
-                OP,
-                format!(
-                    "PE {pe} registers {} bytes and this PE {len}: every PE must pass the same \
-                     size",
-                    all[pe][1]
-                ),
-            ));
+        match dissent {
+            None => {}
+            Some(d) if !d.ok => {
+                return Err(self.registration_error(
+                    OP,
+                    format!(
+                        "PE {} cannot register its buffer (its error is on its own stderr), so \
+                         no PE registers",
+                        d.pe
+                    ),
+                ));
+            }
+            Some(d) => {
+                return Err(self.registration_error(
+                    OP,
+                    format!(
+                        "PE {} registers {} bytes and this PE {len}: every PE must pass the \
+                         same size",
+                        d.pe, d.value
+                    ),
+                ));
+            }
         }
         let made = self.transport_result(transport.register_buffer(local as u64, len as u64));
         let offset = made.as_ref().map_or(0, |a| a.0);
-        let all = self.all_words([u64::from(made.is_ok()), offset]);
-        let verdict = match (&made, all) {
-            (Err(_), _) => None,
-            (Ok(_), Err(e)) => Some(e),
-            (Ok(_), Ok(all)) => {
-                if let Some(pe) = all.iter().position(|w| w[0] == 0) {
-                    Some(self.registration_error(
-                        OP,
-                        format!(
-                            "PE {pe} failed to register its buffer (its error is on its own \
-                             stderr); this PE's registration is undone"
-                        ),
-                    ))
-                } else {
-                    all.iter().position(|w| w[1] != offset).map(|pe| {
-                        self.registration_error(
-                            OP,
-                            format!(
-                                "PE {pe} got symmetric address heap+{:#x} and this PE \
-                                 heap+{offset:#x}; the registration is undone",
-                                all[pe][1]
-                            ),
-                        )
-                    })
-                }
-            }
-        };
-        match (made, verdict) {
-            (Err(e), _) => Err(e),
-            (Ok(addr), Some(e)) => {
-                let _ = transport.unregister_buffer(addr);
-                Err(e)
-            }
-            (Ok(addr), None) => {
+        let dissent = self.dissent(made.is_ok(), offset);
+        let addr = made?;
+        let why = match dissent {
+            Ok(None) => {
                 self.registered().push(RegisteredBuffer {
                     offset: addr.0,
                     len: len as u64,
                 });
-                Ok(SymSlice::new(self.id(), addr.0, len))
+                return Ok(SymSlice::new(self.id(), addr.0, len));
             }
-        }
+            Err(e) => e,
+            Ok(Some(d)) if !d.ok => self.registration_error(
+                OP,
+                format!(
+                    "PE {} failed to register its buffer (its error is on its own stderr); \
+                     this PE's registration is undone",
+                    d.pe
+                ),
+            ),
+            Ok(Some(d)) => self.registration_error(
+                OP,
+                format!(
+                    "PE {} got symmetric address heap+{:#x} and this PE heap+{offset:#x}; the \
+                     registration is undone",
+                    d.pe, d.value
+                ),
+            ),
+        };
+        let _ = transport.unregister_buffer(addr);
+        Err(why)
     }
 
     /// Ends the registration of the buffer whose symmetric view starts at heap offset
@@ -167,15 +188,15 @@ impl World {
             )),
             Some(_) => Ok(()),
         };
-        let all = self.all_words([u64::from(mine.is_ok()), offset])?;
+        let dissent = self.dissent(mine.is_ok(), offset)?;
         mine?;
-        if let Some(pe) = all.iter().position(|w| w[0] == 0 || w[1] != offset) {
+        if let Some(d) = dissent {
             return Err(self.registration_error(
                 OP,
                 format!(
-                    "PE {pe} names another or no registered buffer (heap+{:#x}), so no PE \
+                    "PE {} names another or no registered buffer (heap+{:#x}), so no PE \
                      unregisters",
-                    all[pe][1]
+                    d.pe, d.value
                 ),
             ));
         }

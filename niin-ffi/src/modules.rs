@@ -767,9 +767,9 @@ pub const REGISTERED_SLOTS: usize = niin_transport::lsa::MAX_REGISTERED;
 struct Attached {
     info: NiinHostInfo,
     /// The team table the contexts point at (`info.team_table`).
-    teams: Option<DeviceTable>,
+    teams: DeviceTable,
     /// The registered buffers' table (ABI 4).
-    registered: Option<DeviceTable>,
+    registered: DeviceTable,
     groups: Vec<Group>,
     runtime: NcclVersion,
     library: String,
@@ -1117,8 +1117,8 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     info.registered_slots = REGISTERED_SLOTS as c_uint;
     info.registered_table = registered.device.ptr() as *mut c_void;
     reg.attached = Some(Attached {
-        teams: Some(teams),
-        registered: Some(registered),
+        teams,
+        registered,
         info,
         groups: Vec::new(),
         runtime: nccl.version(),
@@ -1193,21 +1193,22 @@ fn detach_locked(reg: &mut Registry) -> FfiResult<()> {
 /// Copies `world`'s team table to the device after a split or destroy, so kernels see the
 /// teams the host has (nothing to do on a world without NCCL).
 pub(crate) fn publish_teams(world: &World) -> FfiResult<()> {
-    let reg = registry();
-    match reg.attached.as_ref().and_then(|a| a.teams.as_ref()) {
-        Some(teams) => teams.publish(&DeviceTable::team_bytes(&world.device_team_table())),
-        None => Ok(()),
-    }
+    with_attached(|a| {
+        a.teams
+            .publish(&DeviceTable::team_bytes(&world.device_team_table()))
+    })
 }
 
 /// Copies `world`'s registered buffers to the device after a registration or its end, so
 /// that device code (`nvshmem_ptr`) knows them (nothing to do on a world without NCCL).
 pub(crate) fn publish_registered(world: &World) -> FfiResult<()> {
-    let reg = registry();
-    match reg.attached.as_ref().and_then(|a| a.registered.as_ref()) {
-        Some(table) => table.publish(&DeviceTable::registered_bytes(world)),
-        None => Ok(()),
-    }
+    with_attached(|a| a.registered.publish(&DeviceTable::registered_bytes(world)))
+}
+
+/// Runs `f` on the attached world's device state, under the registry's lock; `Ok` when
+/// no world is attached.
+fn with_attached(f: impl FnOnce(&Attached) -> FfiResult<()>) -> FfiResult<()> {
+    registry().attached.as_ref().map_or(Ok(()), f)
 }
 
 /// One round of the GIN proxy (niin-ffi/src/gin_proxy.rs): every set-up module's

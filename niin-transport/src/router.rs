@@ -246,7 +246,9 @@ impl Routed {
             None => Ok(()),
             Some(pe) => Err(TransportError::NotImplemented {
                 what: format!(
-                    "registering application buffers as symmetric memory in a world with PEs                      outside this PE's LSA team (PE {pe}): GIN reaches memory by NCCL window,                      and routing registered buffers to their own windows is not built"
+                    "registering application buffers as symmetric memory in a world with PEs \
+                     outside this PE's LSA team (PE {pe}): GIN reaches memory by NCCL window, \
+                     and routing registered buffers to their own windows is not built"
                 ),
             }),
         }

@@ -21,6 +21,13 @@ use crate::ops::{
     AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
 };
 
+/// The refusal of the registration defaults of [`Transport`].
+fn registration_unsupported() -> crate::error::TransportError {
+    crate::error::TransportError::NotImplemented {
+        what: "this transport cannot make application memory symmetric".to_owned(),
+    }
+}
+
 /// Host-initiated NVSHMEM operations on the symmetric heaps of a world's PEs, as one PE
 /// sees them. Implemented by the mock (host memory) and, per target PE, by the LSA and
 /// GIN transports; dispatched statically through [`crate::AnyTransport`].
@@ -50,9 +57,7 @@ pub trait Transport {
     /// that cannot register buffers say so here.
     fn check_registration(&self, local: u64, len: u64) -> Result<()> {
         let _ = (local, len);
-        Err(crate::error::TransportError::NotImplemented {
-            what: "this transport cannot make application memory symmetric".to_owned(),
-        })
+        Err(registration_unsupported())
     }
 
     /// Makes `len` bytes of this process's memory at `local` symmetric
@@ -63,9 +68,7 @@ pub trait Transport {
     /// heap allocations.
     fn register_buffer(&self, local: u64, len: u64) -> Result<SymAddr> {
         self.check_registration(local, len)?;
-        Err(crate::error::TransportError::NotImplemented {
-            what: "this transport cannot make application memory symmetric".to_owned(),
-        })
+        Err(registration_unsupported())
     }
 
     /// Ends the registration of the buffer at symmetric address `addr` (from

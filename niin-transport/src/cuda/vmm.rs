@@ -5,13 +5,11 @@
 //! `nvshmemx_buffer_register_symmetric` after it, where every niin-rs operation finds them
 //! as it finds the heap.
 //!
-//! - [`VaRange`]: `cuMemAddressReserve`d virtual addresses, freed on drop; at a fixed
-//!   address when one is asked for and free (the driver treats the address as a hint, so
-//!   the range is given back when it lands elsewhere).
-//! - [`AliasMapping`]: the physical memory behind an application's VMM range, mapped a
-//!   second time (`cuMemRetainAllocationHandle`, `cuMemMap`, `cuMemSetAccess` for the
-//!   device), inside a [`VaRange`] it was given or in one of its own; unmapped on drop.
-//!   The application's own mapping is untouched: both addresses reach the same bytes.
+//! - [`VaRange`]: `cuMemAddressReserve`d virtual addresses, freed on drop.
+//! - [`AliasMapping`]: the physical memory behind a VMM range, mapped a second time
+//!   (`cuMemRetainAllocationHandle`, `cuMemMap`, `cuMemSetAccess` for the device) inside a
+//!   [`VaRange`]; unmapped on drop. The original mapping is untouched: both addresses
+//!   reach the same bytes.
 //!
 //! CUDA only maps whole allocations from their start (`cuMemMap`'s offset must be 0), so
 //! the buffer must be the start of the application's mapping, and the alias covers all of
@@ -42,18 +40,38 @@ pub fn address_range(ptr: u64) -> Result<(u64, usize)> {
 }
 
 /// Checks that `local` is CUDA VMM memory (`cuMemCreate` + `cuMemMap`), which
-/// [`AliasMapping::map`] can map again: `cuMemRetainAllocationHandle` answers for it (the
-/// reference it takes is released at once).
+/// [`AliasMapping::map`] can map again.
 pub fn check_vmm(local: u64) -> Result<()> {
     driver()?;
-    let mut handle: sys::CUmemGenericAllocationHandle = 0;
-    // SAFETY: the call writes one handle; memory that is not VMM gives an error status.
-    check("cuMemRetainAllocationHandle", unsafe {
-        sys::cuMemRetainAllocationHandle(&mut handle, local as *mut std::ffi::c_void)
-    })
-    .map_err(|e| not_vmm(local, e))?;
-    // SAFETY: releases the reference taken just above.
-    check("cuMemRelease", unsafe { sys::cuMemRelease(handle) })
+    Retained::of(local).map(drop)
+}
+
+/// A reference to the physical allocation behind a VMM address
+/// (`cuMemRetainAllocationHandle`), released on drop (`cuMemRelease`).
+struct Retained(sys::CUmemGenericAllocationHandle);
+
+impl Retained {
+    /// The allocation mapped at `local`; an error for memory that is not VMM.
+    fn of(local: u64) -> Result<Retained> {
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: the call writes one handle (and takes the reference that `drop` gives
+        // back); memory that is not a VMM allocation gives an error status.
+        check("cuMemRetainAllocationHandle", unsafe {
+            sys::cuMemRetainAllocationHandle(&mut handle, local as *mut std::ffi::c_void)
+        })
+        .map_err(|e| not_vmm(local, e))?;
+        Ok(Retained(handle))
+    }
+}
+
+impl Drop for Retained {
+    fn drop(&mut self) {
+        // SAFETY: gives back the reference `of` took; a mapping made meanwhile holds its
+        // own, so the memory stays while it is mapped.
+        if let Err(e) = check("cuMemRelease", unsafe { sys::cuMemRelease(self.0) }) {
+            eprintln!("NIIN: releasing a VMM allocation handle: {e}");
+        }
+    }
 }
 
 fn not_vmm(local: u64, e: CudaError) -> CudaError {
@@ -111,22 +129,16 @@ impl fmt::Debug for VaRange {
 }
 
 impl VaRange {
-    /// Reserves `len` bytes (a multiple of the granularity) at exactly `at`, or anywhere
-    /// when `at` is 0, aligned to `align` bytes (a power of two; 0: the driver's default):
-    /// `Ok(None)` when the driver placed a fixed request elsewhere (the address is taken;
-    /// that range is freed again).
-    pub fn reserve(len: usize, at: u64, align: usize) -> Result<Option<VaRange>> {
+    /// Reserves `len` bytes (a multiple of the granularity) wherever the driver chooses,
+    /// aligned to `align` bytes (a power of two; 0: the driver's default).
+    pub fn reserve(len: usize, align: usize) -> Result<VaRange> {
         driver()?;
         let mut base = 0;
         // SAFETY: the call writes the reserved address; nothing is mapped.
         check("cuMemAddressReserve", unsafe {
-            sys::cuMemAddressReserve(&mut base, len, align, at, 0)
+            sys::cuMemAddressReserve(&mut base, len, align, 0, 0)
         })?;
-        let range = VaRange { base, len };
-        if at != 0 && base != at {
-            return Ok(None); // dropped: freed
-        }
-        Ok(Some(range))
+        Ok(VaRange { base, len })
     }
 
     /// The first address.
@@ -166,14 +178,11 @@ impl Drop for VaRange {
     }
 }
 
-/// A second mapping of an application's VMM memory, readable and writable by one device;
-/// unmapped on drop (the application's memory and mapping stay).
+/// A second mapping of VMM memory, readable and writable by one device, inside a
+/// [`VaRange`] of the caller's; unmapped on drop (the original memory and mapping stay).
 pub struct AliasMapping {
     at: u64,
     len: usize,
-    /// The reservation made for this mapping alone (None: mapped into a range of the
-    /// caller's, which must outlive it).
-    own: Option<VaRange>,
 }
 
 impl fmt::Debug for AliasMapping {
@@ -181,66 +190,41 @@ impl fmt::Debug for AliasMapping {
         f.debug_struct("AliasMapping")
             .field("at", &format_args!("{:#x}", self.at))
             .field("len", &self.len)
-            .field("own_reservation", &self.own.is_some())
             .finish()
     }
 }
 
 impl AliasMapping {
     /// Maps the whole VMM mapping that starts at `local` (`len` bytes: its size, from
-    /// [`address_range`]) again at `at`, for `device`: inside `within` when that range
-    /// contains `[at, at + len)` (the caller keeps it alive, and no other mapping of it
-    /// overlaps), else in a reservation of its own at exactly `at`. Errors: `local` is not
-    /// VMM memory (`cuMemCreate`), or `at` is taken.
+    /// [`address_range`]) again at `at` inside `within`, for `device`. The caller keeps
+    /// `within` alive longer than the mapping and maps nothing else over
+    /// `[at, at + len)`. Errors: the range does not hold it, or `local` is not VMM memory
+    /// (`cuMemCreate`).
     pub fn map(
         device: &Device,
         local: u64,
         len: usize,
         at: u64,
-        within: Option<&VaRange>,
+        within: &VaRange,
     ) -> Result<AliasMapping> {
+        if !within.contains(at, len) {
+            return Err(CudaError::BadArgument {
+                what: format!(
+                    "the alias {at:#x}..{:#x} lies outside the reserved {within:?}",
+                    at.saturating_add(len as u64)
+                ),
+            });
+        }
         driver()?;
         let _bound = device.bind()?;
-        let mut handle: sys::CUmemGenericAllocationHandle = 0;
-        // SAFETY: the call writes one handle (and takes a reference that is released
-        // below); memory that is not a VMM allocation gives an error status.
-        check("cuMemRetainAllocationHandle", unsafe {
-            sys::cuMemRetainAllocationHandle(&mut handle, local as *mut std::ffi::c_void)
-        })
-        .map_err(|e| not_vmm(local, e))?;
-        let mapped = Self::map_handle(device, handle, len, at, within);
-        // SAFETY: releases the reference taken above; a mapping made meanwhile holds its
-        // own, so the memory stays while it is mapped.
-        let released = check("cuMemRelease", unsafe { sys::cuMemRelease(handle) });
-        let mapping = mapped?;
-        released?;
-        Ok(mapping)
-    }
-
-    fn map_handle(
-        device: &Device,
-        handle: sys::CUmemGenericAllocationHandle,
-        len: usize,
-        at: u64,
-        within: Option<&VaRange>,
-    ) -> Result<AliasMapping> {
-        let own = match within {
-            Some(range) if range.contains(at, len) => None,
-            _ => Some(
-                VaRange::reserve(len, at, 0)?.ok_or_else(|| CudaError::BadArgument {
-                    what: format!(
-                        "the addresses {at:#x}..{:#x} that the alias needs are taken in this \
-                     process",
-                        at + len as u64
-                    ),
-                })?,
-            ),
-        };
-        // SAFETY: `[at, at + len)` is reserved (by `own` or by `within`, which the caller
-        // keeps alive and has not mapped there) and `handle` is a live allocation handle of
-        // at least `len` bytes (the caller's mapping of it has that size).
-        check("cuMemMap", unsafe { sys::cuMemMap(at, len, 0, handle, 0) })?;
-        let mapping = AliasMapping { at, len, own };
+        let handle = Retained::of(local)?;
+        // SAFETY: `[at, at + len)` lies in `within`, reserved and kept alive by the caller,
+        // who has mapped nothing there, and `handle` is a live allocation of at least `len`
+        // bytes (the caller's mapping of it has that size).
+        check("cuMemMap", unsafe {
+            sys::cuMemMap(at, len, 0, handle.0, 0)
+        })?;
+        let mapping = AliasMapping { at, len };
         let access = sys::CUmemAccessDesc {
             location: sys::CUmemLocation {
                 type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
@@ -280,7 +264,6 @@ impl Drop for AliasMapping {
         if let Err(e) = r {
             eprintln!("NIIN: unmapping the symmetric alias {self:?}: {e}");
         }
-        // `own`, if any, frees the reservation after the unmap.
     }
 }
 
@@ -318,6 +301,6 @@ mod tests {
             return; // a machine with a GPU: the GPU tests cover the calls
         }
         assert!(address_range(0x1000).is_err());
-        assert!(VaRange::reserve(1 << 21, 0, 0).is_err());
+        assert!(VaRange::reserve(1 << 21, 0).is_err());
     }
 }

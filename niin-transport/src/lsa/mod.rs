@@ -277,23 +277,23 @@ impl LsaTransport {
             if theirs != distance {
                 return Err(TransportError::NotImplemented {
                     what: format!(
-                        "NCCL placed the registered buffer's window {distance:#x} bytes from the                          heap's for PE {} but {theirs:#x} for PE {peer}: niin-rs reaches                          registered memory at one distance from the heap for every peer",
+                        "NCCL placed the registered buffer's window {distance:#x} bytes from the \
+                         heap's for PE {} but {theirs:#x} for PE {peer}: niin-rs reaches \
+                         registered memory at one distance from the heap for every peer",
                         self.pe
                     ),
                 });
             }
         }
-        let heap_base = self.base(self.pe)?;
-        let heap_end = (heap_base + self.heap_size + CONTROL_BYTES as u64) as i128;
-        let at = i128::from(heap_base) + distance;
-        if at < heap_end || at > i128::from(u64::MAX) {
-            return Err(TransportError::NotImplemented {
+        // Registered::add refuses a place inside the heap or outside the range after it.
+        u64::try_from(i128::from(self.base(self.pe)?) + distance).map_err(|_| {
+            TransportError::NotImplemented {
                 what: format!(
-                    "NCCL placed the registered buffer's window {distance:#x} bytes from the                      heap's, inside or before the heap: its alias would overlap the heap"
+                    "NCCL placed the registered buffer's window {distance:#x} bytes from the \
+                     heap's: its alias would lie outside the address space"
                 ),
-            });
-        }
-        Ok(at as u64)
+            }
+        })
     }
 
     fn check_aligned(addr: SymAddr, align: usize) -> Result<()> {

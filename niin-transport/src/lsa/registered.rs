@@ -88,7 +88,9 @@ impl std::fmt::Debug for Registered {
     }
 }
 
-fn cuda_err(e: cuda::CudaError) -> TransportError {
+/// A CUDA error of registration: argument errors keep their message as the caller's
+/// `BadArgument`, the rest are GPU failures.
+fn registration_err(e: cuda::CudaError) -> TransportError {
     match e {
         cuda::CudaError::BadArgument { what } => TransportError::BadArgument {
             op: "register_symmetric",
@@ -131,26 +133,19 @@ impl Registered {
     /// `ncclMemAlloc`) at its start; without the range, the heap stays where NCCL put it and
     /// registration is refused later.
     pub(crate) fn new(device: &Device, heap_ptr: u64) -> Result<Registered> {
-        let granularity = cuda::granularity(device).map_err(cuda_err)? as u64;
-        let (base, len) = cuda::address_range(heap_ptr).map_err(cuda_err)?;
+        let granularity = cuda::granularity(device).map_err(registration_err)? as u64;
+        let (base, len) = cuda::address_range(heap_ptr).map_err(registration_err)?;
         let heap_span = cuda::round_up(len as u64, granularity).unwrap_or(u64::MAX);
         let wanted = std::env::var(HEAP_REMAP_VAR).map_or(true, |v| v.trim() != "0");
         let placed = (base == heap_ptr && wanted)
             .then(|| heap_span.checked_add(REGISTRATION_VA_BYTES as u64))
             .flatten()
-            .and_then(|total| {
-                VaRange::reserve(total as usize, 0, RANGE_ALIGN)
-                    .ok()
-                    .flatten()
-            })
+            .and_then(|total| VaRange::reserve(total as usize, RANGE_ALIGN).ok())
             .and_then(|space| {
-                let heap = AliasMapping::map(device, heap_ptr, len, space.base(), Some(&space));
+                let heap = AliasMapping::map(device, heap_ptr, len, space.base(), &space);
                 heap.ok().map(|heap| (heap, space))
             });
-        let (heap, space) = match placed {
-            Some((heap, space)) => (Some(heap), Some(space)),
-            None => (None, None),
-        };
+        let (heap, space) = placed.unzip();
         Ok(Registered {
             list: Mutex::new(Vec::new()),
             heap,
@@ -191,8 +186,8 @@ impl Registered {
                 what: "a symmetric registration of 0 bytes".to_owned(),
             });
         }
-        let (base, mapped) = cuda::address_range(local).map_err(cuda_err)?;
-        cuda::check_vmm(local).map_err(cuda_err)?;
+        let (base, mapped) = cuda::address_range(local).map_err(registration_err)?;
+        cuda::check_vmm(local).map_err(registration_err)?;
         if base != local {
             return Err(TransportError::BadArgument {
                 op: "register_symmetric",
@@ -284,8 +279,8 @@ impl Registered {
                 ),
             });
         }
-        let alias = AliasMapping::map(device, local, place.mapped, place.at, Some(space))
-            .map_err(cuda_err)?;
+        let alias = AliasMapping::map(device, local, place.mapped, place.at, space)
+            .map_err(registration_err)?;
         self.lock().push(Buffer {
             offset,
             len,
