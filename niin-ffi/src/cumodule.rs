@@ -31,10 +31,12 @@
 //!    (collective: every PE must then initialize a module of these headers at the same
 //!    point, which every PE loading the same module does);
 //! 3. `SETUP`: the TU builds its context around a copy of that devComm, fills its LSA table
-//!    (device memory owned here) and stores the context in its `niin_ctx_value`.
+//!    (device memory owned here) and writes the context into a buffer of this library;
+//! 4. the context is in constant memory, which kernels cannot write: this library copies
+//!    the buffer into the TU's `niin_ctx_value`, found with `cuModuleGetGlobal` by a name
+//!    derived from the entry's ([`context_variable_name`]).
 //!
-//! [`nvshmemx_cumodule_finalize`] runs `TEARDOWN` (the context is zeroed) and frees the
-//! table. Init counts, as NVSHMEM's does: each init needs a finalize, the last one clears.
+//! [`nvshmemx_cumodule_finalize`] zeroes the context and frees the table. Init counts, as NVSHMEM's does: each init needs a finalize, the last one clears.
 //! `nvshmem_finalize` clears the contexts of the modules still initialized (`detach`,
 //! before the device communicators are destroyed) and keeps them registered; a later
 //! `nvshmem_init` sets them up again (`attach`), as NVSHMEM keeps registered modules
@@ -73,7 +75,7 @@ use crate::modules::{self, MODULE_ABI_VERSION, ModuleAbi, NiinHostInfo};
 use crate::state;
 
 /// `NIIN_CUMODULE_IO_VERSION` of `cumodule_impl.h`.
-pub const IO_VERSION: c_uint = 1;
+pub const IO_VERSION: c_uint = 2;
 
 /// The part of every entry's (mangled) name this library looks for: the name and the
 /// parameter types `(unsigned int, niin_cumodule_io *)` in the Itanium mangling, which the
@@ -87,8 +89,6 @@ pub const OP_QUERY: c_uint = 0;
 pub const OP_REQUIREMENTS: c_uint = 1;
 /// `NIIN_CUMODULE_SETUP`.
 pub const OP_SETUP: c_uint = 2;
-/// `NIIN_CUMODULE_TEARDOWN`.
-pub const OP_TEARDOWN: c_uint = 3;
 
 /// The entry's `io->status` values (`NIIN_CUMODULE_E_*`).
 pub mod status {
@@ -113,6 +113,8 @@ pub mod status {
     pub const E_TABLE: c_int = 8;
     /// Headers without GIN in a world that needs it.
     pub const E_GIN_HEADERS: c_int = 9;
+    /// SETUP without an output buffer.
+    pub const E_OUTPUT: c_int = 10;
 }
 
 /// `niin_cumodule_io` of `cumodule_impl.h`, field for field (checked by layout asserts on
@@ -145,10 +147,12 @@ pub struct CumoduleIo {
     pub already_set_up: c_int,
     /// SETUP in: `dev_comm` holds a devComm.
     pub has_dev_comm: c_int,
-    /// SETUP in: device address of the LSA table, or 0.
+    /// SETUP in: device address of the LSA table (`lsa_size + 1` entries).
     pub lsa_table: u64,
+    /// SETUP in: device address of `context_size` bytes, where SETUP writes the context.
+    pub context_out: u64,
     /// Unused.
-    pub reserved: [u8; 56],
+    pub reserved: [u8; 48],
     /// REQUIREMENTS and SETUP in: the [`NiinHostInfo`] bytes.
     pub host_info: [u8; 512],
     /// REQUIREMENTS out: an `ncclDevCommRequirements` of the module's headers.
@@ -161,6 +165,7 @@ const _: () = {
     assert!(size_of::<CumoduleIo>() == 5760);
     assert!(std::mem::offset_of!(CumoduleIo, module_abi_version) == 32);
     assert!(std::mem::offset_of!(CumoduleIo, lsa_table) == 64);
+    assert!(std::mem::offset_of!(CumoduleIo, context_out) == 72);
     assert!(std::mem::offset_of!(CumoduleIo, host_info) == 128);
     assert!(std::mem::offset_of!(CumoduleIo, reqs) == 640);
     assert!(std::mem::offset_of!(CumoduleIo, dev_comm) == 1664);
@@ -185,7 +190,8 @@ impl CumoduleIo {
             already_set_up: 0,
             has_dev_comm: 0,
             lsa_table: 0,
-            reserved: [0; 56],
+            context_out: 0,
+            reserved: [0; 48],
             host_info: [0; 512],
             reqs: [0; 1024],
             dev_comm: [0; 4096],
@@ -255,7 +261,8 @@ pub fn status_message(label: &str, op: c_uint, status: c_int, d: [c_int; 5]) -> 
             d[0], d[1]
         ),
         status::E_GIN => gin_refusal(d[1] != 0),
-        status::E_TABLE => format!("an LSA team of {} was given no LSA table", d[0]),
+        status::E_TABLE => format!("SETUP for an LSA team of {} was given no LSA table", d[0]),
+        status::E_OUTPUT => "SETUP was given no buffer for the context".to_string(),
         status::E_GIN_HEADERS => format!(
             "this world needs GIN, which NCCL {}'s device API does not have (it arrives in \
              2.28.7)",
@@ -267,7 +274,6 @@ pub fn status_message(label: &str, op: c_uint, status: c_int, d: [c_int; 5]) -> 
         OP_QUERY => "QUERY",
         OP_REQUIREMENTS => "REQUIREMENTS",
         OP_SETUP => "SETUP",
-        OP_TEARDOWN => "TEARDOWN",
         _ => "?",
     };
     format!("{label}: its device context ({op}): {what}")
@@ -319,6 +325,38 @@ fn entries(module: sys::CUmodule) -> FfiResult<Vec<(sys::CUfunction, String)>> {
 /// Whether `name` is the mangled name of a TU's entry.
 pub fn is_entry_name(name: &str) -> bool {
     name.contains(ENTRY_NAME)
+}
+
+/// The mangled name of the `niin_ctx_value` of the TU whose entry is `entry`, or `None` if
+/// `entry` is not mangled as nvcc mangles an entry in an anonymous namespace.
+///
+/// Both are in the TU's anonymous namespace, `_GLOBAL__N__<tu>`, and nvcc puts a variable
+/// with internal linkage in one more namespace, `_INTERNAL_<tu>`, with the same `<tu>`
+/// (nvcc 13.0, whole-program and nvlink'ed `-rdc` cubins, measured with `cuobjdump -elf`):
+/// `[P]_ZN<n>_GLOBAL__N__<tu>19niin_cumodule_entryE...` (P: `-rdc`'s `__nv_static_..._`)
+/// has its context at `[P]_ZN<m>_INTERNAL_<tu><n>_GLOBAL__N__<tu>14niin_ctx_valueE`.
+pub fn context_variable_name(entry: &str) -> Option<String> {
+    const GLOBAL: &str = "_GLOBAL__N__";
+    const ENTRY: &str = "19niin_cumodule_entryE";
+    let g = entry.find(GLOBAL)?;
+    // the length of the namespace's name, in decimal, right before it, after "_ZN"
+    let digits = entry[..g]
+        .bytes()
+        .rev()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let (head, len) = entry[..g].split_at(g - digits);
+    let prefix = head.strip_suffix("_ZN")?;
+    let ns_len: usize = len.parse().ok()?;
+    let ns = entry.get(g..g + ns_len)?;
+    if !entry[g + ns_len..].starts_with(ENTRY) {
+        return None;
+    }
+    let internal = format!("_INTERNAL_{}", &ns[GLOBAL.len()..]);
+    Some(format!(
+        "{prefix}_ZN{}{internal}{ns_len}{ns}14niin_ctx_valueE",
+        internal.len()
+    ))
 }
 
 /// A mapped host block holding one [`CumoduleIo`], and a stream to run the entry on.
@@ -395,8 +433,10 @@ struct Entry {
     external: bool,
     /// Its context is set up here.
     set_up: bool,
-    /// Its LSA table (LSA teams of more than one PE).
+    /// Its LSA table.
     table: Option<DeviceBuffer>,
+    /// Device address and size of its `niin_ctx_value` (found when set up here).
+    context: (u64, usize),
 }
 
 /// A module given to `nvshmemx_cumodule_init` (or a library's module).
@@ -448,9 +488,33 @@ fn use_world_device(world: &modules::CumoduleWorld) -> FfiResult<()> {
     }
 }
 
-/// Sets up the TU of `func` for `world`.
+/// The device address of the `niin_ctx_value` of the TU whose entry is `name` in `module`,
+/// checked to be `size` bytes.
+fn context_variable(module: sys::CUmodule, name: &str, size: usize, label: &str) -> FfiResult<u64> {
+    let var = context_variable_name(name).ok_or_else(|| {
+        FfiError::NotSupported(format!(
+            "{label}: its entry's name {name} is not mangled as nvcc 13 mangles it, so its \
+             device context cannot be found"
+        ))
+    })?;
+    // SAFETY: the caller's loaded module (the one `name` was enumerated from).
+    let (address, bytes) = unsafe { cuda::module_global(module, &var) }.map_err(|e| {
+        FfiError::NotSupported(format!(
+            "{label}: its device context {var} was not found in the module: {e}"
+        ))
+    })?;
+    if bytes != size {
+        return Err(FfiError::Os(format!(
+            "{label}: its device context {var} is {bytes} bytes, but its headers say {size}"
+        )));
+    }
+    Ok(address)
+}
+
+/// Sets up the TU of `func` (in `module`) for `world`.
 fn set_up_entry(
     world: &modules::CumoduleWorld,
+    module: sys::CUmodule,
     func: sys::CUfunction,
     name: String,
     label: &str,
@@ -464,6 +528,7 @@ fn set_up_entry(
         external: io.already_set_up != 0,
         set_up: false,
         table: None,
+        context: (0, 0),
     };
     if entry.external {
         return Ok(entry);
@@ -515,14 +580,29 @@ fn set_up_entry(
         }
         None => io.has_dev_comm = 0,
     }
-    if info.lsa_size > 1 {
-        let bytes = size_of::<i64>() * (info.lsa_size as usize + 1);
-        let table = DeviceBuffer::alloc_on(&world.device, bytes)
-            .map_err(|e| FfiError::Os(format!("{label}: cuMemAlloc of its LSA table: {e}")))?;
-        io.lsa_table = table.ptr();
-        entry.table = Some(table);
-    }
+    let bytes = size_of::<i64>() * (info.lsa_size.max(1) as usize + 1);
+    let table = DeviceBuffer::alloc_on(&world.device, bytes)
+        .map_err(|e| FfiError::Os(format!("{label}: cuMemAlloc of its LSA table: {e}")))?;
+    io.lsa_table = table.ptr();
+    entry.table = Some(table);
+    let size = io.context_size as usize;
+    let address = context_variable(module, &entry.name, size, label)?;
+    let built = DeviceBuffer::alloc_on(&world.device, size).map_err(|e| {
+        FfiError::Os(format!(
+            "{label}: cuMemAlloc of a buffer for its context: {e}"
+        ))
+    })?;
+    io.context_out = built.ptr();
     block.run(func, OP_SETUP, &mut io, label)?;
+    // SAFETY: `address` is the module's variable of `size` bytes (checked), `built` a live
+    // device buffer of `size` bytes that SETUP has written (its stream synchronized); no
+    // kernel of the module runs with this context yet.
+    unsafe { cuda::memcpy_sync(address, built.ptr(), size) }.map_err(|e| {
+        FfiError::Os(format!(
+            "{label}: copying its context into constant memory: {e}"
+        ))
+    })?;
+    entry.context = (address, size);
     entry.set_up = true;
     Ok(entry)
 }
@@ -532,9 +612,23 @@ fn tear_down_entry(device: &Device, entry: &mut Entry, label: &str) -> FfiResult
     if !std::mem::take(&mut entry.set_up) {
         return Ok(());
     }
-    let block = IoBlock::new(device)?;
-    let mut io = CumoduleIo::new();
-    let cleared = block.run(entry.func as sys::CUfunction, OP_TEARDOWN, &mut io, label);
+    let (address, size) = entry.context;
+    let zeros = DeviceBuffer::alloc_on(device, size)
+        .map_err(|e| FfiError::Os(format!("{label}: cuMemAlloc to clear its context: {e}")))?;
+    let stream = Stream::create_on(device)
+        .map_err(|e| FfiError::Os(format!("{label}: a stream to clear its context: {e}")))?;
+    // SAFETY: `zeros` is a live buffer of `size` bytes, and the memset is waited for (below)
+    // before the buffer goes.
+    let zeroed = unsafe { cuda::memset_d8_async(zeros.ptr(), 0, size, &stream) };
+    let cleared = zeroed
+        .and_then(|()| {
+            // SAFETY: `address` is the module's context variable of `size` bytes (found at
+            // set-up; the module stays loaded until finalized), `zeros` a live buffer of
+            // `size` bytes; the copy is waited for before the buffer goes.
+            unsafe { cuda::memcpy_async(address, zeros.ptr(), size, &stream) }
+        })
+        .and_then(|()| stream.synchronize())
+        .map_err(|e| FfiError::Os(format!("{label}: clearing its context: {e}")));
     // The table goes only once no kernel of the module can read it any more.
     if cleared.is_ok() {
         entry.table = None;
@@ -552,7 +646,7 @@ fn set_up_module(
     let n = found.len();
     for (i, (func, name)) in found.into_iter().enumerate() {
         let label = label(what, module.handle, i, n);
-        match set_up_entry(world, func, name, &label) {
+        match set_up_entry(world, module.handle as sys::CUmodule, func, name, &label) {
             Ok(e) => module.entries.push(e),
             Err(e) => {
                 if let Err(cleanup) = tear_down_module(&world.device, what, module) {
@@ -796,6 +890,38 @@ mod tests {
     }
 
     #[test]
+    fn context_variable_names_of_every_build() {
+        // Whole program / -cubin, and an nvlink'ed -rdc cubin of two TUs (nvcc 13.0: the
+        // symbol tables of tests/gpu/cumodule_kernels.cu's cubins, cuobjdump -elf).
+        let tu = "2b5cf400_19_cumodule_kernels_cu_d0b81f48";
+        let whole = format!("_ZN52_GLOBAL__N__{tu}19niin_cumodule_entryEjP16niin_cumodule_io");
+        assert_eq!(
+            context_variable_name(&whole).as_deref(),
+            Some(format!("_ZN50_INTERNAL_{tu}52_GLOBAL__N__{tu}14niin_ctx_valueE").as_str())
+        );
+        let p = format!("__nv_static_41__{tu}_");
+        let rdc = format!("{p}_ZN52_GLOBAL__N__{tu}19niin_cumodule_entryEjP16niin_cumodule_io");
+        assert_eq!(
+            context_variable_name(&rdc).as_deref(),
+            Some(format!("{p}_ZN50_INTERNAL_{tu}52_GLOBAL__N__{tu}14niin_ctx_valueE").as_str())
+        );
+        // not an entry, or not mangled so
+        assert_eq!(context_variable_name("niin_cumodule_entry"), None);
+        assert_eq!(
+            context_variable_name(&format!("_ZN52_GLOBAL__N__{tu}13other_kernelEv")),
+            None
+        );
+        assert_eq!(
+            context_variable_name(&format!("_ZN99_GLOBAL__N__{tu}19niin_cumodule_entryEj")),
+            None
+        );
+        assert_eq!(
+            context_variable_name(&format!("X52_GLOBAL__N__{tu}19niin_cumodule_entryEj")),
+            None
+        );
+    }
+
+    #[test]
     fn the_io_block_starts_valid() {
         let io = CumoduleIo::new();
         assert_eq!(io.version, IO_VERSION);
@@ -882,6 +1008,7 @@ mod tests {
         assert!(m(status::E_GIN, [0, 1, 0, 0, 0]).contains("NIIN_GIN_LOOPBACK=1"));
         assert!(m(status::E_TABLE, [4, 0, 0, 0, 0]).contains("LSA team of 4"));
         assert!(m(status::E_GIN_HEADERS, [22803, 0, 0, 0, 0]).contains("NCCL 2.28.3"));
+        assert!(m(status::E_OUTPUT, [0; 5]).contains("no buffer for the context"));
         assert!(m(status::E_OP, [9, 0, 0, 0, 0]).contains("operation 9"));
         assert!(m(42, [0; 5]).contains("unknown status 42"));
         assert!(

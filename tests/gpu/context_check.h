@@ -66,7 +66,7 @@ struct ContextReport {
         memset(&r, 0, sizeof r);                                                           \
         r.nccl_headers = NCCL_VERSION_CODE;                                                \
         r.dev_comm_size = (unsigned)sizeof(ncclDevComm);                                   \
-        niin_device_context *c = niin_ctx();                                               \
+        const niin_device_context *c = niin_ctx();                                         \
         r.has_ctx = c != nullptr;                                                          \
         r.ctx_addr = (unsigned long long)c;                                                \
         if (c != nullptr) {                                                                \
@@ -118,7 +118,7 @@ struct ContextReport {
      * buffers suffice: round r + 2 starts after every peer left round r + 1's barrier. */  \
     static __global__ void context_barrier_kernel_##tag(size_t scratch_offset, int rounds,  \
                                                         unsigned *wrong) {                  \
-        niin_device_context *c = niin_ctx_checked();                                       \
+        const niin_device_context *c = niin_ctx_checked();                                 \
         const int n = c->lsa_size, ctas = (int)gridDim.x, b = (int)blockIdx.x;             \
         for (int i = 0; i < rounds; i++) {                                                 \
             size_t buf = scratch_offset + sizeof(int) * (size_t)((i & 1) * n * ctas);      \
@@ -140,7 +140,7 @@ struct ContextReport {
     }                                                                                      \
     /* Writes my_pe + 1 into word my_pe of every LSA peer's probe, through peer pointers. */ \
     static __global__ void context_lsa_write_kernel_##tag(size_t probe_offset) {            \
-        niin_device_context *c = niin_ctx_checked();                                       \
+        const niin_device_context *c = niin_ctx_checked();                                 \
         if (!c->has_dev_comm) return; /* no window mapping to write through */             \
         int first = c->my_pe - c->lsa_rank;                                                \
         for (int p = first; p < first + c->lsa_size; p++) {                                \

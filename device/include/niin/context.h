@@ -7,8 +7,8 @@
  * with.
  *
  * One context per CUDA module. The device API is header-only, so every translation unit
- * (TU) that includes nvshmem.h has its own context (a static __device__ variable), whether built whole-program or with -rdc,
- * and registers it with libnvshmem_host from a static initializer. nvshmem_init fills the
+ * (TU) that includes nvshmem.h has its own context (a static __constant__ variable), whether
+ * built whole-program or with -rdc, and registers it with libnvshmem_host from a static initializer. nvshmem_init fills the
  * slot of every registered TU (a TU loaded later, by dlopen, is filled when it registers)
  * with a context whose ncclDevComm was created by code of this TU, so its layout is the
  * one this TU's kernels read; the host library first checks that these headers can work
@@ -50,10 +50,13 @@ struct niin_device_registered {
 
 struct niin_gin_queue;
 
-/* World PEs whose LSA routing the context holds inline (niin_device_context.lsa_near). */
-#define NIIN_LSA_NEAR 8
+/* Slots of the context's LSA routing cache (niin_device_context.lsa_slot_pe/_delta), a power
+ * of two: world PE pe has slot pe % NIIN_LSA_SLOTS, so an LSA team of up to this many PEs
+ * (consecutive world ranks, as NCCL's are) is routed from the cache alone. */
+#define NIIN_LSA_SLOTS 64
 
-/* One CUDA module's view of the world, in device memory. The first nine fields are the
+/* One CUDA module's view of the world, in constant memory (impl/context_impl.h says why). The
+ * first nine fields are the
  * agreed interface; fields are only ever appended. */
 struct niin_device_context {
     int my_pe, n_pes;
@@ -74,11 +77,11 @@ struct niin_device_context {
                                        refused one (2.28.3 does), where nothing needs it;
                                        the window is then not read on the device either
                                        (NCCL gave it no device mapping) */
-    const long long *lsa_delta;     /* LSA table, lsa_size entries (device memory): the
+    const long long *lsa_delta;     /* LSA table, lsa_size entries (device memory; a team of
+                                       one has one too): the
                                        load/store address of symmetric `sym` on LSA peer
                                        my_pe - lsa_rank + i is sym + lsa_delta[i] (NCCL's
                                        peer pointer; entry lsa_rank is 0: self by address) */
-    long long self_delta;           /* 0: the table of a one-PE team is this field */
     /* appended in module ABI 2 */
     int put_signal_mode;            /* NIIN_PUT_SIGNAL_MODE: 0 fused (the signal is a release
                                        atomic after the data), 1 split (data, system fence,
@@ -96,11 +99,12 @@ struct niin_device_context {
                                        GIN proxy, whose worker moves the bytes by load/store */
     struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL
                                        when the world needs no GIN: niin/impl/gin_proxy_impl.h */
-    long long lsa_near[NIIN_LSA_NEAR]; /* per world PE below NIIN_LSA_NEAR: 1 + the PE's
-                                       lsa_delta entry when it is in this PE's LSA team
-                                       (self included), 0 when it is not (or no PE): the
-                                       lookup of the common case in one load whose address
-                                       depends on nothing loaded (common_impl.h, lsa_address) */
+    int lsa_slot_pe[NIIN_LSA_SLOTS];  /* the LSA routing cache (common_impl.h,
+                                       lsa_address_cached): slot s holds 1 + the world PE (an
+                                       LSA team member, self first) whose number is s modulo
+                                       NIIN_LSA_SLOTS, or 0 (none: so a context of zeros,
+                                       before init, routes nothing) */
+    long long lsa_slot_delta[NIIN_LSA_SLOTS]; /* that PE's lsa_delta entry */
     size_t team_sync_off;           /* heap offset of the team-barrier words: per team handle
                                        below team_slots, 16 bytes (arrivals of the other
                                        members here, barriers this PE began); zeroed by the
@@ -116,14 +120,14 @@ struct niin_device_context {
 
 #include "niin/impl/context_impl.h"
 
-/* This TU's context, or NULL before nvshmem_init. */
-static __device__ __forceinline__ niin_device_context *niin_ctx() {
+/* This TU's context, or NULL before nvshmem_init. Read-only: it lives in constant memory. */
+static __device__ __forceinline__ const niin_device_context *niin_ctx() {
     return niin_ctx_value.n_pes > 0 ? &niin_ctx_value : nullptr;
 }
 
 /* This TU's context; a NULL one prints why and stops the kernel (__trap()). */
-static __device__ __forceinline__ niin_device_context *niin_ctx_checked() {
-    niin_device_context *ctx = niin_ctx();
+static __device__ __forceinline__ const niin_device_context *niin_ctx_checked() {
+    const niin_device_context *ctx = niin_ctx();
     if (ctx == nullptr) niin_ctx_missing();
     return ctx;
 }

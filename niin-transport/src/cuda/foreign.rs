@@ -128,3 +128,24 @@ pub unsafe fn launch_single_thread(
         )
     })
 }
+
+/// The device address and size of the global (`__device__` or `__constant__`) variable
+/// `name` (its mangled name) of `module` (`cuModuleGetGlobal`).
+///
+/// # Safety
+/// `module` must be a module handle the driver gave out (`cuModuleLoad*`,
+/// `cuLibraryGetModule`), not yet unloaded: the driver dereferences it.
+pub unsafe fn module_global(module: sys::CUmodule, name: &str) -> Result<(u64, usize)> {
+    driver_version()?;
+    let name = std::ffi::CString::new(name).map_err(|_| CudaError::BadArgument {
+        what: format!("module_global: the variable name {name:?} holds a NUL byte"),
+    })?;
+    let mut address: sys::CUdeviceptr = 0;
+    let mut bytes: usize = 0;
+    // SAFETY: a loaded module (this function's contract), a NUL-terminated name alive
+    // across the call; the call writes the address and the size.
+    check("cuModuleGetGlobal", unsafe {
+        sys::cuModuleGetGlobal_v2(&mut address, &mut bytes, module, name.as_ptr())
+    })?;
+    Ok((address, bytes))
+}

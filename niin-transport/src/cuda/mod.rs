@@ -112,7 +112,7 @@ pub use cudarc::driver::sys;
 pub use device::Device;
 pub use driver::{choose_device, device_count, driver, driver_version};
 pub use error::{CudaError, Result};
-pub use foreign::{launch_single_thread, library_module, module_functions};
+pub use foreign::{launch_single_thread, library_module, module_functions, module_global};
 pub use kernels::{HOST_OPS_PTX, HostKernels, WaitSpec, amo_code};
 pub use memory::{
     DeviceBuffer, HostPinned, WaitCond, memcpy_2d_async, memcpy_async, memcpy_sync,

@@ -125,7 +125,7 @@ __device__ __forceinline__ T amo(const char *fn, T *dest, typename amo_arg<T>::t
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "NVSHMEM's AMO types are 4 or 8 bytes");
     using U = amo_word_t<T>;
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address(c, dest, pe);
+    char *d = lsa_address_near(c, dest, pe);
     if (d == nullptr) {
         call_out_of_line(&amo_remote<0>, fn, &c, pe);
         return T();

@@ -135,44 +135,24 @@ __device__ __forceinline__ void with_nccl_coop(ScopeBlock block, F &&f) {
     }
 }
 
-/* A field of this module's context, loaded through the read-only data path (ld.global.nc):
- * the context does not change while any kernel of the module runs (only the setup and
- * teardown kernels at init and finalize write it, and the host waits for them), and that
- * path's hits are cheaper than a plain load's (measured on an H200: 0.46 -> 0.39 us per
- * putmem_block round at 1 MiB). */
-template <typename T>
-__device__ __forceinline__ T ctx_read(const T &field) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "context fields read so are 4 or 8 bytes");
-    T v;
-    if constexpr (sizeof(T) == 4) {
-        const int u = __ldg(reinterpret_cast<const int *>(&field));
-        memcpy(&v, &u, 4);
-    } else {
-        const long long u = __ldg(reinterpret_cast<const long long *>(&field));
-        memcpy(&v, &u, 8);
-    }
-    return v;
-}
-
 /* A call before nvshmem_init filled this module's context is a usage error. */
 __device__ __forceinline__ void require_init(const char *fn, const niin_device_context &c) {
-    if (ctx_read(c.n_pes) <= 0)
+    if (c.n_pes <= 0)
         usage_error(fn,
                     "called before nvshmem_init (this CUDA module's device context is not set)");
+}
+
+/* This module's context, unchecked: for the transfers, which look up the target first and
+ * check in their other path. An unset context is all zeros, so its LSA team is empty and
+ * every target takes that path (gin_put, gin_get, p_remote and g's calls require_init
+ * there). A branch less before a transfer's entry synchronization than context(). */
+__device__ __forceinline__ const niin_device_context &context_for_transfer() {
+    return niin_ctx_value;
 }
 
 /* This module's context, checked (require_init). */
 __device__ __forceinline__ const niin_device_context &context(const char *fn) {
     require_init(fn, niin_ctx_value);
-    return niin_ctx_value;
-}
-
-/* This module's context, unchecked: for the transfers, which look up the target with
- * lsa_address first and check in their other path. An unset context is all zeros, so its
- * LSA team is empty and every target takes that path (gin_put, gin_get, p_remote and g's
- * calls require_init there). One global load and a branch less before a transfer's entry
- * synchronization than context(). */
-__device__ __forceinline__ const niin_device_context &context_for_transfer() {
     return niin_ctx_value;
 }
 
@@ -209,38 +189,9 @@ __device__ __forceinline__ bool in_symmetric(const niin_device_context &c, const
 /* The index of `pe` in this PE's LSA team (self included): below lsa_size for a member,
  * lsa_size or more (unsigned) for any other PE. */
 __device__ __forceinline__ unsigned int lsa_index(const niin_device_context &c, int pe) {
-    return static_cast<unsigned int>(pe - (ctx_read(c.my_pe) - ctx_read(c.lsa_rank)));
+    return static_cast<unsigned int>(pe - (c.my_pe - c.lsa_rank));
 }
 
-/* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
- * peer pointer for an LSA peer (through the context's LSA table: one subtraction, one
- * compare and one load of the peer's offset), nullptr for a PE that only GIN reaches. */
-__device__ __forceinline__ char *lsa_address(const niin_device_context &c, const void *sym,
-                                             int pe) {
-    /* The table's address is read before the compare, so that its load is issued with the
-     * others and the lookup waits for two loads in a row, not three. */
-    const long long *table = ctx_read(c.lsa_delta);
-    const unsigned int index = lsa_index(c, pe);
-    if (index >= static_cast<unsigned int>(ctx_read(c.lsa_size))) return nullptr;
-    const long long delta = __ldg(table + index);
-    return const_cast<char *>(static_cast<const char *>(sym)) + delta;
-}
-
-/* lsa_address for the scalar operations (p, g, atomics): world PEs below NIIN_LSA_NEAR in
- * one load from the context whose address depends on `pe` alone (lsa_near), others as
- * lsa_address. After a system fence the context's lines are no longer in L1 and every
- * dependent load waits for L2: a p + quiet loop paid lsa_address's two loads in a row,
- * NVSHMEM's one. (Not in put/get: there the second path cost the 1024-thread latency
- * kernels 6-13 registers, over the 64 of a 1024-thread block.) */
-__device__ __forceinline__ char *lsa_address_near(const niin_device_context &c, const void *sym,
-                                                  int pe) {
-    if (static_cast<unsigned int>(pe) < NIIN_LSA_NEAR) {
-        const long long near = ctx_read(c.lsa_near[pe]);
-        return near != 0 ? const_cast<char *>(static_cast<const char *>(sym)) + (near - 1)
-                         : nullptr;
-    }
-    return lsa_address(c, sym, pe);
-}
 
 /* Calls `f`, a __noinline__ function of a cold path (GIN), through a function pointer that
  * ptxas cannot resolve. A direct call lets ptxas allocate registers across caller and
@@ -251,10 +202,47 @@ __device__ __forceinline__ char *lsa_address_near(const niin_device_context &c, 
  * through the pointer: none there, 2 on the GIN branch, 16-byte frame; on the H200 that
  * was 5-27 % more bandwidth at 2-16 MiB, one run before and one after). An indirect call
  * follows the ABI: the callee saves the registers it uses, and only the cold path pays. */
-template <typename... P, typename... A>
-__device__ __forceinline__ void call_out_of_line(void (*f)(P...), A... args) {
-    void (*volatile resolved_at_run_time)(P...) = f;
-    resolved_at_run_time(args...);
+template <typename R, typename... P, typename... A>
+__device__ __forceinline__ R call_out_of_line(R (*f)(P...), A... args) {
+    R (*volatile resolved_at_run_time)(P...) = f;
+    return resolved_at_run_time(args...);
+}
+
+/* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
+ * peer pointer for an LSA peer (through the context's LSA table: one subtraction, one
+ * compare and one load of the peer's distance), nullptr for a PE that only GIN reaches. */
+__device__ __forceinline__ char *lsa_address(const niin_device_context &c, const void *sym,
+                                             int pe) {
+    const unsigned int index = lsa_index(c, pe);
+    if (index >= static_cast<unsigned int>(c.lsa_size)) return nullptr;
+    const long long delta = __ldg(c.lsa_delta + index);
+    return const_cast<char *>(static_cast<const char *>(sym)) + delta;
+}
+
+/* lsa_address from the context's routing cache alone: slot pe % NIIN_LSA_SLOTS names the PE
+ * it holds and that PE's distance, two constant-cache loads whose address depends on `pe`
+ * alone; nullptr when the slot holds another PE -- one outside the LSA team, or an LSA peer
+ * of a team larger than NIIN_LSA_SLOTS, which the callers' out-of-line path then finds
+ * with lsa_address (the remote_* functions).
+ *
+ * Why: the system fence of every quiet (MEMBAR.SC.SYS, then CCTL.IVALL) empties L1, so a
+ * lookup in global memory (the table of lsa_address) waits for an L2 round trip on every
+ * operation after a quiet; the constant cache keeps its lines. NVSHMEM 3.4.5 keeps its
+ * device state in constant memory for the same reason. */
+__device__ __forceinline__ char *lsa_address_cached(const niin_device_context &c,
+                                                    const void *sym, int pe) {
+    const unsigned int slot = static_cast<unsigned int>(pe) & (NIIN_LSA_SLOTS - 1);
+    if (c.lsa_slot_pe[slot] != pe + 1) return nullptr; /* 1 + the PE: a zeroed context holds none */
+    return const_cast<char *>(static_cast<const char *>(sym)) + c.lsa_slot_delta[slot];
+}
+
+/* The routing cache, then the table: for the operations whose out-of-line side is GIN
+ * alone (atomics, signals, team-barrier arrivals). put, get, put_signal, p and g route by
+ * the cache alone and find the rest out of line (their remote_* functions). */
+__device__ __forceinline__ char *lsa_address_near(const niin_device_context &c, const void *sym,
+                                                  int pe) {
+    char *d = lsa_address_cached(c, sym, pe);
+    return d != nullptr ? d : lsa_address(c, sym, pe);
 }
 
 /* This CTA's index in the grid (1-, 2- or 3-D), the same on every PE for the same launch:

@@ -7,9 +7,10 @@
  * Per translation unit (TU) -- everything below has internal linkage, so each TU that
  * includes nvshmem.h has its own copy, in whole-program builds and with -rdc alike:
  *
- *   niin_ctx_value        static __device__ niin_device_context: this TU's context, held by
- *                         value (a device function reads its fields at fixed addresses, all
- *                         at once, not through a pointer); n_pes == 0 until set
+ *   niin_ctx_value        __constant__ niin_device_context (anonymous namespace): this TU's
+ *                         context, held by value in constant memory (a device function reads
+ *                         its fields at fixed addresses through the constant cache, which
+ *                         fences do not empty); n_pes == 0 until set
  *   the three hooks       host code compiled here, against this TU's NCCL headers:
  *     create_dev_comm     fills ncclDevCommRequirements from these headers
  *                         (NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER from 2.29.2 on, zeroes
@@ -19,13 +20,13 @@
  *                         calls ncclDevCommCreate through the pointer the host library hands
  *                         over (the NCCL it loaded: one per process; the application need
  *                         not link libnccl) into storage the host library owns
- *     setup               builds the niin_device_context around that devComm and writes it
- *                         into niin_ctx_value from a one-thread kernel of this TU's own
- *                         module (not cudaMemcpyToSymbol, which is unreliable for a symbol of
- *                         an -rdc program), on a private non-blocking stream, synchronized;
- *                         the kernel also fills the LSA table (lsa_delta: per LSA
- *                         peer, the distance from the heap to NCCL's peer pointer;
- *                         cudaMalloc'ed here) from ncclGetPeerPointer; in a one-PE world whose NCCL refuses a devComm
+ *     setup               builds the niin_device_context around that devComm in a one-thread
+ *                         kernel of this TU's own module (into device memory), then copies it
+ *                         into niin_ctx_value (cudaMemcpyToSymbolAsync), on a private
+ *                         non-blocking stream, synchronized; the kernel also fills the LSA
+ *                         table (lsa_delta: per LSA peer, the distance from the heap to
+ *                         NCCL's peer pointer; cudaMalloc'ed here) from ncclGetPeerPointer,
+ *                         and the routing cache from it; in a one-PE world whose NCCL refuses a devComm
  *                         (NCCL 2.28.3 does: "Communicator does not support symmetric
  *                         memory!") the library passes none, and the context goes without
  *                         (has_dev_comm = 0: no PE but self to reach, barriers of one PE)
@@ -60,21 +61,36 @@
 
 /* ---- the context ---------------------------------------------------------------------- */
 
-/* This TU's context, written by niin_module_write_context below; all zero (n_pes == 0)
- * before setup and after teardown. */
-static __device__ niin_device_context niin_ctx_value;
+/* This TU's context: all zero (n_pes == 0) before setup and after teardown. In constant
+ * memory, which the system fence of nvshmem_quiet leaves cached (common_impl.h,
+ * lsa_address): kernels cannot write it, so the setup hook builds the context on the device
+ * (niin_module_write_context, into device memory) and copies it here with
+ * cudaMemcpyToSymbol; a module loaded through the driver API gets the same copy from the
+ * host library, which finds the variable by its name (cumodule_impl.h). It is in the
+ * anonymous namespace of cumodule_impl.h's entry, so that its mangled name is the entry's
+ * with the last component replaced. */
+namespace {
+__constant__ niin_device_context niin_ctx_value;
+}
 
-/* Fills ctx->lsa_near from the LSA table the context routes by (`table`: lsa_size entries,
- * NULL for a team of one, which is this PE alone): entry pe is 1 + PE pe's distance when PE
- * pe is in the LSA team, else 0 (a distance is a difference of page-aligned addresses,
- * never -1, so 0 is free to mean "not here"). */
-static inline __device__ void niin_fill_lsa_near(niin_device_context *ctx, const long long *table) {
+/* Fills ctx's LSA routing cache (lsa_slot_pe/_delta) from the LSA table the context routes
+ * by (`table`: lsa_size entries, NULL at teardown): this PE first, then the team in rank
+ * order, each in slot pe % NIIN_LSA_SLOTS if that slot is still free. A slot holds 1 + its
+ * PE, 0 when free. */
+static inline __device__ void niin_fill_lsa_slots(niin_device_context *ctx, const long long *table) {
+    for (int s = 0; s < NIIN_LSA_SLOTS; s++) {
+        ctx->lsa_slot_pe[s] = 0;
+        ctx->lsa_slot_delta[s] = 0;
+    }
+    if (ctx->n_pes <= 0 || table == nullptr) return;
     const int first = ctx->my_pe - ctx->lsa_rank;
-    for (int pe = 0; pe < NIIN_LSA_NEAR; pe++) {
-        const int i = pe - first;
-        long long v = 0;
-        if (pe < ctx->n_pes && i >= 0 && i < ctx->lsa_size) v = (table != nullptr ? table[i] : 0) + 1;
-        ctx->lsa_near[pe] = v;
+    for (int k = -1; k < ctx->lsa_size; k++) {
+        const int i = k < 0 ? ctx->lsa_rank : k;
+        const int pe = first + i;
+        const int s = pe & (NIIN_LSA_SLOTS - 1);
+        if (ctx->lsa_slot_pe[s] != 0) continue;
+        ctx->lsa_slot_pe[s] = pe + 1;
+        ctx->lsa_slot_delta[s] = table[i];
     }
 }
 
@@ -262,10 +278,19 @@ static inline __device__ long long niin_lsa_table_fill(const niin_device_context
 
 namespace {
 
-/* Whether this TU's context is set up, and its LSA table (device memory, NULL for an LSA
- * team of one) (host side). */
+/* Whether this TU's context is set up, its LSA table, and under NIIN_GIN_LOOPBACK the
+ * routing table of self alone (device memory) (host side). */
 bool niin_module_is_set_up = false;
 long long *niin_module_lsa_table = nullptr;
+long long *niin_module_self_table = nullptr;
+
+/* Frees the tables. */
+void niin_module_free_tables() {
+    if (niin_module_lsa_table != nullptr) cudaFree(niin_module_lsa_table);
+    if (niin_module_self_table != nullptr) cudaFree(niin_module_self_table);
+    niin_module_lsa_table = nullptr;
+    niin_module_self_table = nullptr;
+}
 
 /* This TU's GIN proxy (niin/impl/gin_proxy_impl.h), host side: the queue (device memory),
  * the host-mapped control words, the worker's stream and an event recorded after each
@@ -280,23 +305,20 @@ bool niin_gin_running = false;
  * whole warp under NIIN_GIN_LOOPBACK (gin_worker_impl.h). */
 __global__ void niin_gin_worker() { niin::detail::gin_worker_run(niin_ctx_value); }
 
-/* Runs in this TU's own CUDA module, so it reaches this TU's context whatever the build:
- * stores `value` into niin_ctx_value, with its LSA table. `table` (lsa_size + 1 entries)
- * gets, for each LSA peer, the distance from the heap to NCCL's mapping of that peer's heap
- * (ncclGetPeerPointer(window, 0, peer) - heap_base; 0 for self, which is reached by
- * address), and in its last entry 0, or i + 1 if peer i's mapping is not contiguous over
- * the heap (checked at offsets 0 and heap_size - 1). Without a table (an LSA team of one,
- * or teardown) the context's table is its own self_delta field. */
-__global__ void niin_module_write_context(niin_device_context value, long long *table) {
+/* Builds the context `value` in this TU's own module, with its LSA table, into `out`
+ * (device memory; the host then copies it into niin_ctx_value). `table` (lsa_size + 1
+ * entries; NULL only at teardown) gets, for each LSA peer, the distance from the heap to
+ * NCCL's mapping of that peer's heap (ncclGetPeerPointer(window, 0, peer) - heap_base; 0
+ * for self, which is reached by address), and in its last entry 0, or i + 1 if peer i's
+ * mapping is not contiguous over the heap (checked at offsets 0 and heap_size - 1). */
+__global__ void niin_module_write_context(niin_device_context value, long long *table,
+                                          niin_device_context *out) {
     if (table != nullptr) {
         table[value.lsa_size] = niin_lsa_table_fill(&value, table);
         value.lsa_delta = table;
-    } else if (value.n_pes > 0) {
-        value.self_delta = 0;
-        value.lsa_delta = &niin_ctx_value.self_delta;
     }
-    niin_fill_lsa_near(&value, table);
-    niin_ctx_value = value;
+    niin_fill_lsa_slots(&value, table);
+    *out = value;
 }
 
 __attribute__((format(printf, 3, 4))) int niin_module_fail(char *err, size_t errlen,
@@ -326,23 +348,35 @@ int niin_module_use_device(const niin_host_info *info, char *err, size_t errlen)
     return 0;
 }
 
-/* Runs niin_module_write_context(*value, table) on a private non-blocking stream and
- * waits. */
+/* Runs niin_module_write_context(*value, table) on a private non-blocking stream, copies
+ * what it built into niin_ctx_value, and waits. */
 int niin_module_write(const niin_device_context *value, long long *table, char *err,
                       size_t errlen) {
+    niin_device_context *built = nullptr;
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&built), sizeof *built);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaMalloc of the context", err, errlen);
     cudaStream_t stream = nullptr;
-    cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaStreamCreateWithFlags", err, errlen);
+    e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cudaFree(built);
+        return niin_module_cuda_failed(e, "cudaStreamCreateWithFlags", err, errlen);
+    }
     niin_device_context copy = *value;
-    void *args[] = {&copy, &table};
+    void *args[] = {&copy, &table, &built};
+    const char *what = "launching the kernel that builds the context";
     e = cudaLaunchKernel(niin_module_write_context, dim3(1), dim3(1), args, 0, stream);
-    cudaError_t synced = e == cudaSuccess ? cudaStreamSynchronize(stream) : cudaSuccess;
+    if (e == cudaSuccess) {
+        what = "copying the context into constant memory (cudaMemcpyToSymbolAsync)";
+        e = cudaMemcpyToSymbolAsync(niin_ctx_value, built, sizeof *built, 0,
+                                    cudaMemcpyDeviceToDevice, stream);
+    }
+    if (e == cudaSuccess) {
+        what = "building the context";
+        e = cudaStreamSynchronize(stream);
+    }
     cudaStreamDestroy(stream);
-    if (e != cudaSuccess)
-        return niin_module_cuda_failed(e, "launching the kernel that writes the context", err,
-                                       errlen);
-    if (synced != cudaSuccess)
-        return niin_module_cuda_failed(synced, "the kernel that writes the context", err, errlen);
+    cudaFree(built);
+    if (e != cudaSuccess) return niin_module_cuda_failed(e, what, err, errlen);
     return 0;
 }
 
@@ -562,16 +596,15 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
     niin_context_from_info(info, &ctx);
 
     long long *table = nullptr;
-    if (ctx.lsa_size > 1) {
-        const size_t table_bytes = sizeof(long long) * (static_cast<size_t>(ctx.lsa_size) + 1);
-        cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&table), table_bytes);
-        if (e != cudaSuccess)
-            return niin_module_cuda_failed(e, "cudaMalloc of the LSA table", err, errlen);
-    }
+    const size_t table_bytes = sizeof(long long) * (static_cast<size_t>(ctx.lsa_size) + 1);
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&table), table_bytes);
+    if (e != cudaSuccess)
+        return niin_module_cuda_failed(e, "cudaMalloc of the LSA table", err, errlen);
+    niin_module_lsa_table = table;
     rc = niin_module_write(&ctx, table, err, errlen);
     long long bad = 0;
-    if (rc == 0 && table != nullptr) {
-        cudaError_t e = cudaMemcpy(&bad, table + ctx.lsa_size, sizeof bad, cudaMemcpyDeviceToHost);
+    if (rc == 0) {
+        e = cudaMemcpy(&bad, table + ctx.lsa_size, sizeof bad, cudaMemcpyDeviceToHost);
         if (e != cudaSuccess) rc = niin_module_cuda_failed(e, "reading the LSA table", err, errlen);
     }
     if (rc == 0 && bad != 0)
@@ -591,19 +624,22 @@ int niin_module_setup(const niin_host_info *info, const void *dev_comm, char *er
             if (ctx.gin_loopback) {
                 ctx.lsa_size = 1;
                 ctx.lsa_rank = 0;
-                routing = nullptr;
+                e = cudaMalloc(reinterpret_cast<void **>(&niin_module_self_table),
+                               2 * sizeof(long long));
+                if (e != cudaSuccess)
+                    rc = niin_module_cuda_failed(e, "cudaMalloc of the self table", err, errlen);
+                routing = niin_module_self_table;
             }
-            rc = niin_module_write(&ctx, routing, err, errlen);
+            if (rc == 0) rc = niin_module_write(&ctx, routing, err, errlen);
         }
     }
     if (rc != 0) {
         char ignored[8];
         (void)niin_module_clear(ignored, sizeof ignored);
         niin_gin_free();
-        if (table != nullptr) cudaFree(table);
+        niin_module_free_tables();
         return rc;
     }
-    niin_module_lsa_table = table;
     niin_module_is_set_up = true;
     return 0;
 }
@@ -619,12 +655,9 @@ int niin_module_teardown(const niin_host_info *info, char *err, size_t errlen) {
         niin_gin_free();
     }
     rc = niin_module_clear(err, errlen);
-    cudaError_t e = niin_module_lsa_table != nullptr ? cudaFree(niin_module_lsa_table) : cudaSuccess;
-    niin_module_lsa_table = nullptr;
+    niin_module_free_tables();
     niin_module_is_set_up = false;
-    if (rc != 0) return rc;
-    if (e != cudaSuccess) return niin_module_cuda_failed(e, "cudaFree of the LSA table", err, errlen);
-    return 0;
+    return rc;
 }
 
 const niin_module_hooks niin_module_hooks_of_this_tu = {

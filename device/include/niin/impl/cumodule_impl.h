@@ -39,9 +39,14 @@
  *   NIIN_CUMODULE_SETUP         builds the context from io->host_info and io->dev_comm (a
  *                               devComm of these headers' layout, created by a module of the
  *                               same header ABI), fills the LSA table at io->lsa_table, and
- *                               stores the context in niin_ctx_value (the setup hook's work,
+ *                               writes the context to io->context_out (the setup hook's work,
  *                               done on the device)
- *   NIIN_CUMODULE_TEARDOWN      zeroes niin_ctx_value
+ * The context itself is in constant memory, which kernels cannot write: the library copies
+ * what SETUP wrote into the TU's niin_ctx_value, and zeroes it at finalize. It finds the
+ * variable with cuModuleGetGlobal by a name derived from the entry's: both are in one
+ * anonymous namespace, so the two mangled names share everything before the last component
+ * ("19niin_cumodule_entryE..." becomes "14niin_ctx_valueE"; -rdc's __nv_static_ prefix
+ * included).
  * Each sets io->status (0 or NIIN_CUMODULE_E_*) and io->detail (the values that explain a
  * failure); niin-ffi/src/cumodule.rs turns them into a NIIN: line.
  *
@@ -61,13 +66,12 @@
 
 /* Version of niin_cumodule_io (niin-ffi's cumodule.rs mirrors it; layouts checked on both
  * sides). */
-#define NIIN_CUMODULE_IO_VERSION 1u
+#define NIIN_CUMODULE_IO_VERSION 2u
 
 /* The operations of niin_cumodule_entry. */
 #define NIIN_CUMODULE_QUERY 0u
 #define NIIN_CUMODULE_REQUIREMENTS 1u
 #define NIIN_CUMODULE_SETUP 2u
-#define NIIN_CUMODULE_TEARDOWN 3u
 
 /* io->status: why an operation failed, with io->detail[] as noted. */
 #define NIIN_CUMODULE_OK 0
@@ -81,9 +85,9 @@
 #define NIIN_CUMODULE_E_MAPPING 6     /* LSA index, PE: NCCL's mapping of that peer's heap is
                                          not one contiguous range */
 #define NIIN_CUMODULE_E_GIN 7         /* gin_wanted, gin_loopback: not served (see above) */
-#define NIIN_CUMODULE_E_TABLE 8       /* lsa_size: an LSA team of more than one without a
-                                         table */
+#define NIIN_CUMODULE_E_TABLE 8       /* lsa_size: SETUP without an LSA table */
 #define NIIN_CUMODULE_E_GIN_HEADERS 9 /* NCCL_VERSION_CODE: headers without GIN (< 2.28.7) */
+#define NIIN_CUMODULE_E_OUTPUT 10     /* SETUP without io->context_out */
 
 /* The bytes exchanged with libnvshmem_host (in its mapped host memory). */
 typedef struct niin_cumodule_io {
@@ -102,8 +106,9 @@ typedef struct niin_cumodule_io {
     /* SETUP, in */
     int has_dev_comm;                /* dev_comm holds a devComm (0: a one-PE world whose NCCL
                                         refused one) */
-    unsigned long long lsa_table;    /* device address of lsa_size + 1 long longs, or 0 */
-    unsigned char reserved[56];
+    unsigned long long lsa_table;    /* device address of lsa_size + 1 long longs */
+    unsigned long long context_out;  /* device address of context_size bytes: SETUP's output */
+    unsigned char reserved[48];
     /* REQUIREMENTS and SETUP, in: the niin_host_info of the attached world */
     unsigned char host_info[512];
     /* REQUIREMENTS, out: an ncclDevCommRequirements of these headers, zero slack after */
@@ -116,6 +121,8 @@ NIIN_STATIC_ASSERT(sizeof(niin_cumodule_io) == 5760, "niin_cumodule_io is 5760 b
 NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, module_abi_version) == 32,
                    "niin_cumodule_io.module_abi_version at 32");
 NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, lsa_table) == 64, "niin_cumodule_io.lsa_table at 64");
+NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, context_out) == 72,
+                   "niin_cumodule_io.context_out at 72");
 NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, host_info) == 128, "niin_cumodule_io.host_info at 128");
 NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, reqs) == 640, "niin_cumodule_io.reqs at 640");
 NIIN_STATIC_ASSERT(offsetof(niin_cumodule_io, dev_comm) == 1664, "niin_cumodule_io.dev_comm at 1664");
@@ -192,7 +199,7 @@ static inline __host__ __device__ int niin_cumodule_build_context(const niin_hos
 
 namespace {
 
-/* SETUP: the context, the LSA table, then the slot. */
+/* SETUP: the context and the LSA table, into io->context_out and io->lsa_table. */
 __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *info) {
     int *detail = io->detail;
     if (info->gin_wanted || info->gin_loopback)
@@ -203,24 +210,21 @@ __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *i
         io->has_dev_comm ? reinterpret_cast<const ncclDevComm *>(io->dev_comm) : nullptr;
     int status = niin_cumodule_build_context(info, dev_comm, &ctx, detail);
     if (status != NIIN_CUMODULE_OK) return status;
+    niin_device_context *out = reinterpret_cast<niin_device_context *>(io->context_out);
+    if (out == nullptr) return niin_cumodule_fail(detail, NIIN_CUMODULE_E_OUTPUT, 0, 0, 0, 0);
     long long *table = reinterpret_cast<long long *>(io->lsa_table);
-    if (ctx.lsa_size > 1 && table == nullptr)
+    if (table == nullptr)
         return niin_cumodule_fail(detail, NIIN_CUMODULE_E_TABLE, ctx.lsa_size, 0, 0, 0);
-    if (ctx.lsa_size > 1) {
-        const long long bad = niin_lsa_table_fill(&ctx, table);
-        if (bad != 0) {
-            const int i = static_cast<int>(bad - 1);
-            return niin_cumodule_fail(detail, NIIN_CUMODULE_E_MAPPING, i,
-                                      ctx.my_pe - ctx.lsa_rank + i, 0, 0);
-        }
-        table[ctx.lsa_size] = 0;
-        ctx.lsa_delta = table;
-    } else {
-        ctx.self_delta = 0;
-        ctx.lsa_delta = &niin_ctx_value.self_delta;
+    const long long bad = niin_lsa_table_fill(&ctx, table);
+    if (bad != 0) {
+        const int i = static_cast<int>(bad - 1);
+        return niin_cumodule_fail(detail, NIIN_CUMODULE_E_MAPPING, i, ctx.my_pe - ctx.lsa_rank + i,
+                                  0, 0);
     }
-    niin_fill_lsa_near(&ctx, ctx.lsa_size > 1 ? table : nullptr);
-    niin_ctx_value = ctx;
+    table[ctx.lsa_size] = 0;
+    ctx.lsa_delta = table;
+    niin_fill_lsa_slots(&ctx, table);
+    *out = ctx;
     return NIIN_CUMODULE_OK;
 }
 
@@ -255,9 +259,6 @@ niin_cumodule_entry(unsigned int op, niin_cumodule_io *io) {
         break;
     case NIIN_CUMODULE_SETUP:
         status = niin_cumodule_setup(io, &info);
-        break;
-    case NIIN_CUMODULE_TEARDOWN:
-        memset(static_cast<void *>(&niin_ctx_value), 0, sizeof niin_ctx_value);
         break;
     default:
         status = niin_cumodule_fail(io->detail, NIIN_CUMODULE_E_OP, (int)op, 0, 0, 0);

@@ -21,24 +21,50 @@
 namespace niin {
 namespace detail {
 
+/* The out-of-line side of put and get, for a target the routing cache does not hold: an
+ * LSA peer of a team larger than the cache (a copy through lsa_address's table), else GIN.
+ * Called by every thread of the group, between the caller's synchronizations. */
+template <typename Coop>
+__device__ __noinline__ void remote_put(Coop coop, const char *fn, const niin_device_context *cp,
+                                        void *dest, const void *source, size_t bytes, int pe,
+                                        bool blocking) {
+    char *d = lsa_address(*cp, dest, pe);
+    if (d != nullptr)
+        coop_copy(coop, d, source, bytes);
+    else
+        gin_put(coop, fn, cp, dest, source, bytes, pe, blocking);
+}
+template <typename Coop>
+__device__ __noinline__ void remote_get(Coop coop, const char *fn, const niin_device_context *cp,
+                                        void *dest, const void *source, size_t bytes, int pe,
+                                        bool blocking) {
+    const char *s = lsa_address(*cp, source, pe);
+    if (s != nullptr)
+        coop_copy(coop, dest, s, bytes);
+    else
+        gin_get(coop, fn, cp, dest, source, bytes, pe, blocking);
+}
+
 /* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline. The target
- * address is found before the entry synchronization (it depends on no data). An aligned
- * warp or block transfer between global buffers then runs the inline fast path of
- * copy_impl.h; other LSA transfers call coop_copy (one out-of-line body per scope); the GIN
- * path is out of line (gin_put), so its registers -- NCCL >= 2.31's GIN code needs ~120 --
- * and its spills under __launch_bounds__ stay off the load/store path. (When put itself
- * was out of line with GIN inside, a 132 x 1024 putmem_block loop lost ~2 us per call.) */
+ * address comes from the routing cache (lsa_address_cached) before the entry
+ * synchronization (it depends on no data). An aligned warp or block transfer between global
+ * buffers then runs the inline fast path of copy_impl.h; other transfers through the cache
+ * call coop_copy (one out-of-line body per scope); any other target goes out of line
+ * (remote_put: a large LSA team's table, or GIN), so GIN's registers -- NCCL >= 2.31's GIN
+ * code needs ~120 -- and its spills under __launch_bounds__ stay off the load/store path.
+ * (When put itself was out of line with GIN inside, a 132 x 1024 putmem_block loop lost
+ * ~2 us per call.) */
 template <typename Coop>
 __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address(c, dest, pe);
+    char *d = lsa_address_cached(c, dest, pe);
     if (fast_transfer(coop, d, source, bytes)) return;
     coop.sync();
     if (d != nullptr)
         coop_copy(coop, d, source, bytes);
     else
-        call_out_of_line(&gin_put<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
+        call_out_of_line(&remote_put<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
     coop.sync();
 }
 
@@ -47,13 +73,13 @@ template <typename Coop>
 __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context_for_transfer();
-    const char *s = lsa_address(c, source, pe);
+    const char *s = lsa_address_cached(c, source, pe);
     if (fast_transfer(coop, dest, s, bytes)) return;
     coop.sync();
     if (s != nullptr)
         coop_copy(coop, dest, s, bytes);
     else
-        call_out_of_line(&gin_get<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
+        call_out_of_line(&remote_get<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
     coop.sync();
 }
 
@@ -102,30 +128,46 @@ __device__ __forceinline__ uint64_t load_weak<uint64_t>(const char *p) {
     return v;
 }
 
-/* Scalar put: one store for self and LSA peers (store_weak, through the same-size
- * unsigned integer), GIN putValue otherwise. */
+/* The out-of-line side of p and g, for a target the routing cache does not hold: an LSA
+ * peer of a team larger than the cache (through lsa_address's table), else GIN. */
+template <typename U>
+__device__ __noinline__ void remote_p(const char *fn, const niin_device_context *cp, void *dest,
+                                      U bits, int pe) {
+    char *d = lsa_address(*cp, dest, pe);
+    if (d != nullptr)
+        store_weak(d, bits);
+    else
+        p_remote<U>(fn, cp, dest, bits, pe);
+}
+template <typename U>
+__device__ __noinline__ U remote_g(const char *fn, const niin_device_context *cp,
+                                   const void *source, int pe) {
+    const char *s = lsa_address(*cp, source, pe);
+    return s != nullptr ? load_weak<U>(s) : g_remote<U>(fn, cp, source, pe);
+}
+
+/* Scalar put: one store for self and LSA peers in the routing cache (store_weak, through
+ * the same-size unsigned integer); remote_p otherwise. */
 template <typename T>
 __device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address_near(c, dest, pe);
+    char *d = lsa_address_cached(c, dest, pe);
     if (d != nullptr)
         store_weak(d, bits_of(value));
     else
-        call_out_of_line(&p_remote<U>, fn, &c, static_cast<void *>(dest), bits_of(value), pe);
+        call_out_of_line(&remote_p<U>, fn, &c, static_cast<void *>(dest), bits_of(value), pe);
 }
 
-/* Scalar get: one load for self and LSA peers (load_weak). */
+/* Scalar get: one load for self and LSA peers in the routing cache (load_weak); remote_g
+ * otherwise. */
 template <typename T>
 __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
     const niin_device_context &c = context_for_transfer();
-    const char *s = lsa_address_near(c, source, pe);
+    const char *s = lsa_address_cached(c, source, pe);
     if (s != nullptr) return from_bits<T>(load_weak<U>(s));
-    U (*remote)(const char *, const niin_device_context *, const void *, int) = &g_remote<U>;
-    U (*volatile resolved_at_run_time)(const char *, const niin_device_context *, const void *,
-                                       int) = remote;
-    return from_bits<T>(resolved_at_run_time(fn, &c, source, pe));
+    return from_bits<T>(call_out_of_line(&remote_g<U>, fn, &c, source, pe));
 }
 
 } /* namespace detail */

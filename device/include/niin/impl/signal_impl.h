@@ -62,7 +62,7 @@ __device__ __forceinline__ void signal_store(uint64_t *s, uint64_t signal, int s
  * store / atomic; 1 (split) a system fence, then a relaxed one. */
 __device__ __forceinline__ void signal_after_data(const niin_device_context &c, uint64_t *s,
                                                   uint64_t signal, int sig_op) {
-    if (ctx_read(c.put_signal_mode) == 0) {
+    if (c.put_signal_mode == 0) {
         signal_store(s, signal, sig_op, true);
     } else {
         __threadfence_system();
@@ -70,9 +70,32 @@ __device__ __forceinline__ void signal_after_data(const niin_device_context &c, 
     }
 }
 
+/* The out-of-line side of put_signal, for a target the routing cache does not hold: an LSA
+ * peer of a team larger than the cache (data, then the signal, through lsa_address's table),
+ * else GIN. Called by every thread of the group after the caller's entry synchronization;
+ * the caller synchronizes after. */
+template <typename Coop>
+__device__ __noinline__ void remote_put_signal(Coop coop, const char *fn,
+                                               const niin_device_context *cp, void *dest,
+                                               const void *source, size_t bytes,
+                                               uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                               int pe, bool blocking) {
+    char *s = lsa_address(*cp, sig_addr, pe);
+    if (s == nullptr) {
+        gin_put_signal(coop, fn, cp, dest, source, bytes, sig_addr, signal, sig_op, pe, blocking);
+        return;
+    }
+    coop_copy(coop, static_cast<char *>(dest) + (s - reinterpret_cast<char *>(sig_addr)), source,
+              bytes);
+    coop.sync();
+    if (coop.thread_rank() == 0)
+        signal_after_data(*cp, reinterpret_cast<uint64_t *>(s), signal, sig_op);
+}
+
 /* Put of `bytes` from local `source` to symmetric `dest` on `pe`, then the signal `sig_op`
- * of `signal` at symmetric `sig_addr` there. Inline, as put; the GIN side out of line
- * (gin_put_signal through call_out_of_line, as put calls gin_put). */
+ * of `signal` at symmetric `sig_addr` there. Inline, as put; targets the routing cache does
+ * not hold out of line (remote_put_signal, through call_out_of_line, as put calls
+ * remote_put). */
 template <typename Coop>
 __device__ __forceinline__ void put_signal(Coop coop, const char *fn, void *dest,
                                            const void *source, size_t bytes, uint64_t *sig_addr,
@@ -83,10 +106,10 @@ __device__ __forceinline__ void put_signal(Coop coop, const char *fn, void *dest
         return;
     }
     const niin_device_context &c = context_for_transfer();
-    char *s = lsa_address(c, sig_addr, pe);
+    char *s = lsa_address_cached(c, sig_addr, pe);
     if (s == nullptr) {
         coop.sync();
-        call_out_of_line(&gin_put_signal<Coop>, coop, fn, &c, dest, source, bytes, sig_addr,
+        call_out_of_line(&remote_put_signal<Coop>, coop, fn, &c, dest, source, bytes, sig_addr,
                          signal, sig_op, pe, blocking);
         coop.sync();
         return;
@@ -107,7 +130,7 @@ __device__ __forceinline__ void signal_op(const char *fn, uint64_t *sig_addr, ui
                                           int sig_op, int pe) {
     if (!valid_signal_op(sig_op)) usage_error(fn, kBadSignalOp);
     const niin_device_context &c = context_for_transfer();
-    char *s = lsa_address(c, sig_addr, pe);
+    char *s = lsa_address_near(c, sig_addr, pe);
     if (s != nullptr)
         signal_store(reinterpret_cast<uint64_t *>(s), signal, sig_op, false);
     else

@@ -26,7 +26,7 @@ namespace detail {
  * ordering: GIN has no lighter operation that orders puts. */
 __device__ __forceinline__ void quiet_thread(const niin_device_context &c) {
     /* the queue's address is loaded before the fence, whose wait then covers the load */
-    const bool gin = ctx_read(c.gin_queue) != nullptr;
+    const bool gin = c.gin_queue != nullptr;
     __threadfence_system();
     if (gin) call_out_of_line(&gin_quiet<0>, "nvshmem_quiet", &c);
 }
@@ -71,7 +71,7 @@ __device__ __forceinline__ unsigned long long *team_sync_words(const niin_device
 /* One arrival at world PE `pe`'s word 0 of the slot at symmetric `words`. */
 __device__ __forceinline__ void team_arrive(const char *fn, const niin_device_context &c,
                                             unsigned long long *words, int pe) {
-    char *peer = lsa_address(c, words, pe);
+    char *peer = lsa_address_near(c, words, pe);
     if (peer != nullptr)
         asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(peer), "l"(1ull) : "memory");
     else
