@@ -58,6 +58,7 @@ pub(crate) const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemcpyAsync",
     "cuMemsetD8Async",
     "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
     "cuModuleLoadDataEx",
     "cuModuleUnload",
     "cuStreamCreate",
