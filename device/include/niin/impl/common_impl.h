@@ -143,9 +143,10 @@ __device__ __forceinline__ void require_init(const char *fn, const niin_device_c
 }
 
 /* This module's context, unchecked: for the transfers, which look up the target first and
- * check in their other path. An unset context is all zeros, so its LSA team is empty and
- * every target takes that path (gin_put, gin_get, p_remote and g's calls require_init
- * there). A branch less before a transfer's entry synchronization than context(). */
+ * check in their other path. An unset context is all zeros, so its routing cache holds no
+ * PE and its LSA team is empty: every target takes that path (the remote_* functions, whose
+ * GIN side calls require_init). A branch less before a transfer's entry synchronization
+ * than context(). */
 __device__ __forceinline__ const niin_device_context &context_for_transfer() {
     return niin_ctx_value;
 }
