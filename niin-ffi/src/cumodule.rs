@@ -613,20 +613,11 @@ fn tear_down_entry(device: &Device, entry: &mut Entry, label: &str) -> FfiResult
         return Ok(());
     }
     let (address, size) = entry.context;
-    let zeros = DeviceBuffer::alloc_on(device, size)
-        .map_err(|e| FfiError::Os(format!("{label}: cuMemAlloc to clear its context: {e}")))?;
     let stream = Stream::create_on(device)
         .map_err(|e| FfiError::Os(format!("{label}: a stream to clear its context: {e}")))?;
-    // SAFETY: `zeros` is a live buffer of `size` bytes, and the memset is waited for (below)
-    // before the buffer goes.
-    let zeroed = unsafe { cuda::memset_d8_async(zeros.ptr(), 0, size, &stream) };
-    let cleared = zeroed
-        .and_then(|()| {
-            // SAFETY: `address` is the module's context variable of `size` bytes (found at
-            // set-up; the module stays loaded until finalized), `zeros` a live buffer of
-            // `size` bytes; the copy is waited for before the buffer goes.
-            unsafe { cuda::memcpy_async(address, zeros.ptr(), size, &stream) }
-        })
+    // SAFETY: `address` is the module's context variable of `size` bytes (found at set-up;
+    // the module stays loaded until finalized); the memset is waited for below.
+    let cleared = unsafe { cuda::memset_d8_async(address, 0, size, &stream) }
         .and_then(|()| stream.synchronize())
         .map_err(|e| FfiError::Os(format!("{label}: clearing its context: {e}")));
     // The table goes only once no kernel of the module can read it any more.

@@ -87,7 +87,9 @@ __device__ __forceinline__ void copy_words(Coop coop, char *dst, const char *src
     for (size_t j = words * W + rank; j < bytes; j += stride) dst[j] = src[j];
 }
 
-/* Whether a scope is one thread. */
+/* Whether a scope is one thread. One thread's copies take no inline fast path (its
+ * transfer is latency-bound, and inlining the loop at every nvshmem_<T>_put would multiply
+ * the code); their head and tail go by the widest word (coop_copy). */
 __device__ __forceinline__ constexpr bool one_thread(ScopeThread) { return true; }
 __device__ __forceinline__ constexpr bool one_thread(ScopeWarp) { return false; }
 __device__ __forceinline__ constexpr bool one_thread(ScopeBlock) { return false; }
@@ -151,12 +153,6 @@ __device__ __noinline__ void coop_copy(Coop coop, void *dst, const void *src, si
  * load in flight is too few). */
 constexpr int kFastUnroll = 4;
 
-/* Whether a scope takes the inline fast path: the cooperative ones (a single thread's
- * transfer is latency-bound, and inlining it at every nvshmem_<T>_put would multiply the
- * code). */
-__device__ __forceinline__ constexpr bool inline_fast_copy(ScopeThread) { return false; }
-__device__ __forceinline__ constexpr bool inline_fast_copy(ScopeWarp) { return true; }
-__device__ __forceinline__ constexpr bool inline_fast_copy(ScopeBlock) { return true; }
 
 /* Whether `bytes` from `src` to `dst` can take the fast path: neither is null (the peer
  * address of a PE that only GIN reaches; __isGlobal(nullptr) is true, since the global
@@ -282,7 +278,7 @@ __device__ __forceinline__ bool small_transfer(Coop coop, void *dst, const void 
 template <typename Coop>
 __device__ __forceinline__ bool fast_transfer(Coop coop, void *dst, const void *src,
                                               size_t bytes) {
-    if (!inline_fast_copy(coop) || !fast_copy_fits(dst, src, bytes))
+    if (one_thread(coop) || !fast_copy_fits(dst, src, bytes))
         return small_transfer(coop, dst, src, bytes);
     const FastCopy plan = plan_fast_copy(coop, dst, src, bytes);
     coop.sync();
