@@ -386,10 +386,17 @@ static void mem_cases(int scope) {
                                          "nvshmemx_putmem/getmem[_nbi]_warp, 1 B - 64 MiB",
                                          "nvshmemx_putmem/getmem[_nbi]_block, 1 B - 64 MiB"};
     // Sizes around the 16-byte body, every skew of source and destination (16, 8, 4, 2, 1
-    // byte words), heads and tails, and large transfers.
+    // byte words), heads and tails, and large transfers; and the inline paths of
+    // niin/impl/copy_impl.h at their edges: one thread's whole 8- and 16-byte words up to
+    // 256 bytes (groups of four and a partial group), a warp's or block's one 8-byte word per
+    // thread, one 16-byte word per thread (a warp's 512 B, a block's 16 KiB) and the warp's
+    // grouped loop just past it.
     static const MemCase kCases[] = {
         {1, 0, 0},          {1, 3, 5},           {2, 1, 1},           {15, 0, 0},
         {16, 0, 0},         {17, 0, 0},          {31, 7, 3},          {255, 1, 0},
+        {8, 0, 0},          {24, 8, 8},          {40, 0, 0},          {80, 0, 0},
+        {248, 8, 0},        {256, 0, 0},         {512, 0, 0},         {528, 0, 0},
+        {1552, 0, 0},       {16384, 0, 0},       {16400, 0, 0},
         {4096, 0, 0},       {4096, 8, 0},        {4096, 4, 0},        {4096, 2, 0},
         {4096, 1, 0},       {65537, 13, 6},      {(1 << 20) + 3, 5, 9}, {16 << 20, 0, 0},
         {(16 << 20) + 1, 1, 2}, {64 << 20, 0, 0}, {(64 << 20) - 8, 3, 1},

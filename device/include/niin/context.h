@@ -50,14 +50,14 @@ struct niin_device_registered {
 
 struct niin_gin_queue;
 
-/* Slots of the context's LSA routing cache (niin_device_context.lsa_slot_pe/_delta), a power
- * of two: world PE pe has slot pe % NIIN_LSA_SLOTS, so an LSA team of up to this many PEs
- * (consecutive world ranks, as NCCL's are) is routed from the cache alone. */
+/* Entries of the context's LSA routing cache (niin_device_context.lsa_cache_*, a power of
+ * two): the first this many members of this PE's LSA team (consecutive world ranks, as
+ * NCCL's are) are routed from the cache alone; a larger team's others through its table. */
 #define NIIN_LSA_SLOTS 64
 
 /* One CUDA module's view of the world, in constant memory (impl/context_impl.h says why). The
- * first nine fields are the
- * agreed interface; fields are only ever appended. */
+ * first nine fields are the agreed interface; the rest is private to one build of these
+ * headers (each module builds its own context and reads only its own). */
 struct niin_device_context {
     int my_pe, n_pes;
     char *heap_base;             /* this PE's symmetric heap (device pointer), offset 0 */
@@ -99,12 +99,12 @@ struct niin_device_context {
                                        GIN proxy, whose worker moves the bytes by load/store */
     struct niin_gin_queue *gin_queue; /* this module's GIN request queue (device memory), NULL
                                        when the world needs no GIN: niin/impl/gin_proxy_impl.h */
-    int lsa_slot_pe[NIIN_LSA_SLOTS];  /* the LSA routing cache (common_impl.h,
-                                       lsa_address_cached): slot s holds 1 + the world PE (an
-                                       LSA team member, self first) whose number is s modulo
-                                       NIIN_LSA_SLOTS, or 0 (none: so a context of zeros,
-                                       before init, routes nothing) */
-    long long lsa_slot_delta[NIIN_LSA_SLOTS]; /* that PE's lsa_delta entry */
+    int lsa_cache_first;            /* the LSA routing cache (common_impl.h, cached_route):
+                                       world PE first + i, i < lsa_cache_count, is at
+                                       sym + lsa_cache_delta[i]; */
+    unsigned int lsa_cache_count;   /* min(lsa_size, NIIN_LSA_SLOTS); 0 (a context of zeros,
+                                       before init) routes nothing */
+    long long lsa_cache_delta[NIIN_LSA_SLOTS]; /* lsa_delta's first lsa_cache_count entries */
     size_t team_sync_off;           /* heap offset of the team-barrier words: per team handle
                                        below team_slots, 16 bytes (arrivals of the other
                                        members here, barriers this PE began); zeroed by the

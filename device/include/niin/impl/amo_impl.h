@@ -4,11 +4,12 @@
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal.
  *
  * niin::detail::amo<Op>(fn, dest, value, cond, pe) does every AMO: the target's load/store
- * address (lsa_address), then one instruction on the same-size unsigned word (amo_at): CUDA
- * has its system-scope atomics for unsigned int and unsigned long long, and a signed or
- * floating-point T goes through its bits. A target that only GIN reaches goes to the
- * out-of-line amo_remote (checks, then the NOT_IMPLEMENTED policy) through call_out_of_line,
- * so its checks and messages stay out of the caller's code.
+ * address from the routing cache (cached_route), then one instruction on the same-size
+ * unsigned word (amo_at): CUDA has its system-scope atomics for unsigned int and unsigned
+ * long long, and a signed or floating-point T goes through its bits. Any other target goes to
+ * the out-of-line remote_amo (a large LSA team's table; else checks, then the
+ * NOT_IMPLEMENTED policy) through call_out_of_line_direct, so its checks and messages stay
+ * out of the caller's code.
  */
 #ifndef NIIN_IMPL_AMO_IMPL_H
 #define NIIN_IMPL_AMO_IMPL_H
@@ -102,12 +103,18 @@ constexpr const char *kNoGinAtomics =
     "the target PE is outside this PE's LSA team, and NCCL GIN has no remote atomic "
     "operations (NCCL 2.28-2.31), so there is no path to it";
 
-/* An AMO to a PE that lsa_address did not find: the usual target checks (an unset context,
- * a PE outside the job: usage errors, as for put and get), then the policy. */
-template <int = 0>
-__device__ __noinline__ void amo_remote(const char *fn, const niin_device_context *cp, int pe) {
+/* An AMO on a target the routing cache does not hold: an LSA peer of a team larger than
+ * the cache (through lsa_address's table), else the usual target checks (an unset context, a
+ * PE outside the job: usage errors, as for put and get), then the policy. Out of line, with
+ * the operands, as put's remote_put: the inline side is the cache's hit alone. */
+template <AmoOp Op, typename U>
+__device__ __noinline__ U remote_amo(const char *fn, const niin_device_context *cp, void *dest,
+                                     U value, U cond, int pe) {
+    char *d = lsa_address(*cp, dest, pe);
+    if (d != nullptr) return amo_at<Op>(reinterpret_cast<U *>(d), value, cond);
     require_target(fn, *cp, pe);
     not_implemented(fn, kNoGinAtomics);
+    return 0;
 }
 
 /* T itself, in a parameter that does not take part in deducing T (so the bodies below may
@@ -125,12 +132,12 @@ __device__ __forceinline__ T amo(const char *fn, T *dest, typename amo_arg<T>::t
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "NVSHMEM's AMO types are 4 or 8 bytes");
     using U = amo_word_t<T>;
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address_near(c, dest, pe);
-    if (d == nullptr) {
-        call_out_of_line(&amo_remote<0>, fn, &c, pe);
-        return T();
-    }
-    return amo_value<T>(amo_at<Op>(reinterpret_cast<U *>(d), amo_bits(value), amo_bits(cond)));
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit)
+        return amo_value<T>(amo_at<Op>(reinterpret_cast<U *>(at_distance(dest, r.delta)),
+                                       amo_bits(value), amo_bits(cond)));
+    return amo_value<T>(call_out_of_line_direct<&remote_amo<Op, U>>(
+        fn, &c, static_cast<void *>(dest), amo_bits(value), amo_bits(cond), pe));
 }
 
 } /* namespace detail */

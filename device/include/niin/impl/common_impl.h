@@ -194,19 +194,56 @@ __device__ __forceinline__ unsigned int lsa_index(const niin_device_context &c, 
 }
 
 
-/* Calls `f`, a __noinline__ function of a cold path (GIN), through a function pointer that
- * ptxas cannot resolve. A direct call lets ptxas allocate registers across caller and
- * callee, and the GIN code needs ~120: under __launch_bounds__(1024) (64 registers) it
- * then kept the caller's loop state in local memory, an STL/LDL pair every iteration of a
- * putmem_block loop whether or not GIN was ever taken (SASS of tests/gpu/putmem_block_bw.cu
- * with NCCL 2.31 headers: 4 local accesses on every iteration's path, 576-byte frame;
- * through the pointer: none there, 2 on the GIN branch, 16-byte frame; on the H200 that
- * was 5-27 % more bandwidth at 2-16 MiB, one run before and one after). An indirect call
- * follows the ABI: the callee saves the registers it uses, and only the cold path pays. */
-template <typename R, typename... P, typename... A>
-__device__ __forceinline__ R call_out_of_line(R (*f)(P...), A... args) {
-    R (*volatile resolved_at_run_time)(P...) = f;
+/* Calls F, a __noinline__ function of a cold path (GIN, a large LSA team's table), through
+ * a pointer that ptxas cannot resolve. A plain direct call lets ptxas allocate registers
+ * across caller and callee: the cold paths' registers then count against the caller's (the
+ * transfer kernels of tests/gpu/latency.cu needed 70-90, over the 64 of a 1024-thread block;
+ * under __launch_bounds__(1024) the GIN code, ~120 registers, once pushed a putmem_block
+ * loop's state to local memory: SASS of tests/gpu/putmem_block_bw.cu, 576-byte frame, 5-27 %
+ * less bandwidth at 2-16 MiB). An indirect call follows the calling convention: the callee
+ * saves the registers it uses, and only the cold path pays. */
+template <auto F, typename... A>
+__device__ __forceinline__ auto call_out_of_line(A... args) {
+    decltype(F) volatile resolved_at_run_time = F;
     return resolved_at_run_time(args...);
+}
+
+/* The address of F, in a device variable: F may then be called through a pointer, so ptxas
+ * compiles it to the calling convention (it saves on entry the callee-saved registers it
+ * uses) instead of allocating its registers together with its callers'. */
+template <auto F>
+__device__ decltype(F) niin_cold_address = F;
+
+/* Calls F directly, F compiled to the calling convention (niin_cold_address): the
+ * caller's registers as with call_out_of_line, but ptxas knows the callee. Through a pointer
+ * every uniform register is clobbered, so what a loop keeps there (the kernel's parameters,
+ * the peer's distance) is reloaded with LDC on every iteration, by every warp of a block: a
+ * 1024-thread getmem_block of 16 bytes took 0.377 us, 0.274 this way (NVSHMEM 3.4.5: 0.295;
+ * H200, tests/gpu/latency.cu, session 9). That holds only when no call reachable from F goes
+ * through a pointer, so every cold call inside the library goes this way. Not the hot
+ * paths of one thread or one warp: in their loops ptxas then adds a YIELD (nvshmem_g 0.053
+ * -> 0.076 us, a one-thread or one-warp getmem +23 ns), so p, g and the thread and warp
+ * transfers call through the pointer (cold_call). The volatile read of the address (never
+ * null) is on the cold path only; it keeps the variable, and so the address, in the module. */
+template <auto F, typename... A>
+__device__ __forceinline__ auto call_out_of_line_direct(A... args) {
+    if (*static_cast<decltype(F) volatile *>(&niin_cold_address<F>) == nullptr) __trap();
+    return F(args...);
+}
+
+/* Whether a scope is a whole block (the one scope whose transfers' cold calls go direct). */
+template <typename Coop>
+__device__ __forceinline__ constexpr bool whole_block(Coop) { return false; }
+__device__ __forceinline__ constexpr bool whole_block(ScopeBlock) { return true; }
+
+/* The out-of-line call of a transfer's cold path F by every thread of `coop`:
+ * call_out_of_line_direct for a block, call_out_of_line for a thread or a warp. */
+template <auto F, typename Coop, typename... A>
+__device__ __forceinline__ auto cold_call(Coop coop, A... args) {
+    if constexpr (whole_block(Coop{}))
+        return call_out_of_line_direct<F>(coop, args...);
+    else
+        return call_out_of_line<F>(coop, args...);
 }
 
 /* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
@@ -220,30 +257,56 @@ __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const
     return const_cast<char *>(static_cast<const char *>(sym)) + delta;
 }
 
-/* lsa_address from the context's routing cache alone: slot pe % NIIN_LSA_SLOTS names the PE
- * it holds and that PE's distance, two constant-cache loads whose address depends on `pe`
- * alone; nullptr when the slot holds another PE -- one outside the LSA team, or an LSA peer
- * of a team larger than NIIN_LSA_SLOTS, which the callers' out-of-line path then finds
- * with lsa_address (the remote_* functions).
+/* The routing cache's answer for `pe`: whether it holds it (one of the first
+ * NIIN_LSA_SLOTS members of this PE's LSA team), and its distance (the peer pointer minus
+ * the symmetric address; meaningful on a hit). The test reads two context fields at fixed
+ * addresses, the distance one indexed constant load; none depends on the symmetric address,
+ * so all may be issued (or hoisted) before it is known. A miss -- a PE outside the LSA team,
+ * or a member of a team larger than the cache -- is the callers' out-of-line path (the
+ * remote_* functions, which look in lsa_address's table, else hand the work to GIN).
  *
- * Why: the system fence of every quiet (MEMBAR.SC.SYS, then CCTL.IVALL) empties L1, so a
- * lookup in global memory (the table of lsa_address) waits for an L2 round trip on every
- * operation after a quiet; the constant cache keeps its lines. NVSHMEM 3.4.5 keeps its
- * device state in constant memory for the same reason. */
-__device__ __forceinline__ char *lsa_address_cached(const niin_device_context &c,
-                                                    const void *sym, int pe) {
-    const unsigned int slot = static_cast<unsigned int>(pe) & (NIIN_LSA_SLOTS - 1);
-    if (c.lsa_slot_pe[slot] != pe + 1) return nullptr; /* 1 + the PE: a zeroed context holds none */
-    return const_cast<char *>(static_cast<const char *>(sym)) + c.lsa_slot_delta[slot];
+ * Why a cache in the context: the system fence of every quiet (MEMBAR.SC.SYS, then
+ * CCTL.IVALL) empties L1, so a lookup in global memory (the table of lsa_address) waits for
+ * an L2 round trip on every operation after a quiet; the constant cache keeps its lines.
+ * NVSHMEM 3.4.5 keeps its device state in constant memory for the same reason.
+ *
+ * Why a hit flag and not a null pointer: callers branch on `hit`, which does not depend on
+ * the address, then add `delta`; testing the sum against nullptr put a 64-bit compare and a
+ * branch between every address and its access (device/README.md, "Routing, short
+ * transfers and cold calls"). */
+struct CachedRoute {
+    bool hit;
+    long long delta;
+};
+
+__device__ __forceinline__ CachedRoute cached_route(const niin_device_context &c, int pe) {
+    const unsigned int index = static_cast<unsigned int>(pe - c.lsa_cache_first);
+    long long delta = c.lsa_cache_delta[index & (NIIN_LSA_SLOTS - 1)];
+    /* Pins the load here, ahead of the branch on `hit`: the compiler may otherwise sink it
+     * into the hit path, behind the address arithmetic, or reload it there (H200, session 9:
+     * with the earlier slot-keyed cache, nvshmem_int64_g 0.067 us without this, 0.055 with
+     * it; with this range test the two measured alike, and tests/gpu/latency.cu's one-thread
+     * put_signal kernel needed 66 registers without it, 64 with). */
+    asm volatile("" : "+l"(delta));
+    return CachedRoute{index < c.lsa_cache_count, delta};
+}
+
+/* Symmetric `sym` moved by a route's distance: the peer's load/store address of it. */
+__device__ __forceinline__ char *at_distance(void *sym, long long delta) {
+    return static_cast<char *>(sym) + delta;
+}
+__device__ __forceinline__ const char *at_distance(const void *sym, long long delta) {
+    return static_cast<const char *>(sym) + delta;
 }
 
 /* The routing cache, then the table: for the operations whose out-of-line side is GIN
- * alone (atomics, signals, team-barrier arrivals). put, get, put_signal, p and g route by
- * the cache alone and find the rest out of line (their remote_* functions). */
+ * alone (signal_op, team-barrier arrivals). put, get, put_signal, p, g and the AMOs route by
+ * the cache alone and find the rest out of line. */
 __device__ __forceinline__ char *lsa_address_near(const niin_device_context &c, const void *sym,
                                                   int pe) {
-    char *d = lsa_address_cached(c, sym, pe);
-    return d != nullptr ? d : lsa_address(c, sym, pe);
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit) return const_cast<char *>(at_distance(sym, r.delta));
+    return lsa_address(c, sym, pe);
 }
 
 /* This CTA's index in the grid (1-, 2- or 3-D), the same on every PE for the same launch:

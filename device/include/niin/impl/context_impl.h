@@ -73,25 +73,16 @@ namespace {
 __constant__ niin_device_context niin_ctx_value;
 }
 
-/* Fills ctx's LSA routing cache (lsa_slot_pe/_delta) from the LSA table the context routes
- * by (`table`: lsa_size entries, NULL at teardown): this PE first, then the team in rank
- * order, each in slot pe % NIIN_LSA_SLOTS if that slot is still free. A slot holds 1 + its
- * PE, 0 when free. */
-static inline __device__ void niin_fill_lsa_slots(niin_device_context *ctx, const long long *table) {
-    for (int s = 0; s < NIIN_LSA_SLOTS; s++) {
-        ctx->lsa_slot_pe[s] = 0;
-        ctx->lsa_slot_delta[s] = 0;
-    }
+/* Fills ctx's LSA routing cache (lsa_cache_*) from the LSA table the context routes by
+ * (`table`: lsa_size entries, NULL at teardown): its first NIIN_LSA_SLOTS entries. */
+static inline __device__ void niin_fill_lsa_cache(niin_device_context *ctx, const long long *table) {
+    for (int i = 0; i < NIIN_LSA_SLOTS; i++) ctx->lsa_cache_delta[i] = 0;
+    ctx->lsa_cache_first = ctx->my_pe - ctx->lsa_rank;
+    ctx->lsa_cache_count = 0;
     if (ctx->n_pes <= 0 || table == nullptr) return;
-    const int first = ctx->my_pe - ctx->lsa_rank;
-    for (int k = -1; k < ctx->lsa_size; k++) {
-        const int i = k < 0 ? ctx->lsa_rank : k;
-        const int pe = first + i;
-        const int s = pe & (NIIN_LSA_SLOTS - 1);
-        if (ctx->lsa_slot_pe[s] != 0) continue;
-        ctx->lsa_slot_pe[s] = pe + 1;
-        ctx->lsa_slot_delta[s] = table[i];
-    }
+    const int count = ctx->lsa_size < NIIN_LSA_SLOTS ? ctx->lsa_size : NIIN_LSA_SLOTS;
+    for (int i = 0; i < count; i++) ctx->lsa_cache_delta[i] = table[i];
+    ctx->lsa_cache_count = static_cast<unsigned int>(count);
 }
 
 /* Why a kernel found no context; stops it. */
@@ -317,7 +308,7 @@ __global__ void niin_module_write_context(niin_device_context value, long long *
         table[value.lsa_size] = niin_lsa_table_fill(&value, table);
         value.lsa_delta = table;
     }
-    niin_fill_lsa_slots(&value, table);
+    niin_fill_lsa_cache(&value, table);
     *out = value;
 }
 

@@ -18,9 +18,11 @@
  * The copy neither starts nor ends with a synchronization: the callers (niin/impl/
  * rma_impl.h) synchronize the group around it.
  *
- * Warp and block transfers that are 16-byte aligned, whole words and between global
- * buffers take an inline fast path instead (below: plan_fast_copy before the entry
- * synchronization, run_fast_copy after it).
+ * Most transfers take an inline path instead (fast_transfer, below): warp and block
+ * transfers that are 16-byte aligned, whole words and between global buffers the fast path
+ * (plan_fast_copy before the entry synchronization, run_fast_copy after it, or one word per
+ * thread), short ones of 8-byte words one word per thread, and one thread's short aligned
+ * copies thread_transfer.
  */
 #ifndef NIIN_IMPL_COPY_IMPL_H
 #define NIIN_IMPL_COPY_IMPL_H
@@ -87,15 +89,15 @@ __device__ __forceinline__ void copy_words(Coop coop, char *dst, const char *src
     for (size_t j = words * W + rank; j < bytes; j += stride) dst[j] = src[j];
 }
 
-/* Whether a scope is one thread. One thread's copies take no inline fast path (its
- * transfer is latency-bound, and inlining the loop at every nvshmem_<T>_put would multiply
- * the code); their head and tail go by the widest word (coop_copy). */
+/* Whether a scope is one thread. One thread's copies take no inline loop beyond
+ * thread_transfer's short ones (inlining a general loop at every nvshmem_<T>_put would
+ * multiply the code); in coop_copy their head and tail go by the widest word. */
 __device__ __forceinline__ constexpr bool one_thread(ScopeThread) { return true; }
 __device__ __forceinline__ constexpr bool one_thread(ScopeWarp) { return false; }
 __device__ __forceinline__ constexpr bool one_thread(ScopeBlock) { return false; }
 
-/* Bytes below which one thread copies in the widest word that divides both addresses and
- * the size (coop_copy). */
+/* Bytes below which one thread copies, in coop_copy, in the widest word that divides both
+ * addresses and the size (the aligned ones up to kInlineThreadCopy do not get there). */
 constexpr size_t kShortThreadCopy = 256;
 
 /* Copies `bytes` from `src` to `dst` with every thread of `coop` (all must call it with
@@ -140,11 +142,12 @@ __device__ __noinline__ void coop_copy(Coop coop, void *dst, const void *src, si
  * threads a thread moves under one word per call and the call's own instructions are most
  * of its time (measured on an H200, README "The device API": the old path, a call of
  * coop_copy after the synchronization, took 0.80 us per 1 MiB round against the bare
- * loop's 0.30). Other transfers (unaligned, non-global memory, a single thread) call
- * coop_copy. */
+ * loop's 0.30). A transfer of at most one word per thread skips the plan (group_transfer).
+ * Other transfers (unaligned, non-global memory, a single thread) take the short paths
+ * below or call coop_copy. */
 
-/* Words each thread loads before its stores in the fast path's main loop. A thread enters
- * that loop only when the transfer reaches 2 x kFastUnroll of the group's steps past its
+/* Words each thread loads before its stores in the fast path's main loop. In a block, a
+ * thread enters that loop only when the transfer reaches 2 x kFastUnroll of the group's steps past its
  * first word (it then has 8 words or more); otherwise it runs the plain loop (one word in
  * flight). Measured on an H200 (putmem_block, 132 x 1024, 3 runs each,
  * README "The device API"): with the 4-word loop for every thread that had 4 words, 8 MiB
@@ -153,17 +156,14 @@ __device__ __noinline__ void coop_copy(Coop coop, void *dst, const void *src, si
  * load in flight is too few). */
 constexpr int kFastUnroll = 4;
 
-
-/* Whether `bytes` from `src` to `dst` can take the fast path: neither is null (the peer
- * address of a PE that only GIN reaches; __isGlobal(nullptr) is true, since the global
- * window is every generic address outside the shared and local ones), both in global
- * memory (the loop uses global loads and stores, which a generic access to the same
- * address is slower than while the source sits in L1: 16 MiB over 132 CTAs), 16-byte
- * aligned, whole words. */
+/* Whether `bytes` from `src` to `dst` can take the fast path: both in global memory (the
+ * loop uses global loads and stores, which a generic access to the same address is slower
+ * than while the source sits in L1: 16 MiB over 132 CTAs), 16-byte aligned, whole words.
+ * (The callers pass load/store addresses only: a PE that only GIN reaches never gets here.) */
 __device__ __forceinline__ bool fast_copy_fits(const void *dst, const void *src, size_t bytes) {
     return ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes) &
             15) == 0 &&
-           dst != nullptr && src != nullptr && __isGlobal(dst) && __isGlobal(src);
+           __isGlobal(dst) && __isGlobal(src);
 }
 
 /* One thread's share of a fast-path copy, as addresses: its first source and destination
@@ -214,10 +214,10 @@ __device__ __forceinline__ void store_global(uintptr_t a, uint4 v) {
                  : "memory");
 }
 
-/* The loop itself. A thread without words enough for the unrolled loop (at 1 MiB over
- * 132 x 1024 threads, every one) takes the plain loop first thing: measured on an H200,
- * testing for the unrolled loop first cost 7 % at 1 MiB (3 runs each). */
-__device__ __forceinline__ void run_fast_copy(FastCopy f) {
+/* The loop of the block scope. A thread without words enough for the unrolled loop (at
+ * 1 MiB over 132 x 1024 threads, every one) takes the plain loop first thing: measured on an
+ * H200, testing for the unrolled loop first cost 7 % at 1 MiB (3 runs each). */
+__device__ __forceinline__ void run_fast_copy(ScopeBlock, FastCopy f) {
     uintptr_t s = f.src, d = f.dst;
     if (!f.unroll) {
         for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
@@ -234,57 +234,130 @@ __device__ __forceinline__ void run_fast_copy(FastCopy f) {
     for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
 }
 
+/* The loop of the warp scope: groups of kFastUnroll words, every word of a group loaded
+ * before the group's stores, the last group cut short by predicates. One warp's transfer is
+ * latency-bound (nothing else hides its loads), so its lanes keep their words in flight
+ * together: with the block's policy a lane with under 2 x kFastUnroll words loaded one word
+ * at a time, and a 4 KiB warp putmem (8 words a lane) took 2.56 us against NVSHMEM's 2.22
+ * (tests/gpu/latency.cu, H200, session 8). */
+__device__ __forceinline__ void run_fast_copy(ScopeWarp, FastCopy f) {
+    const uintptr_t group = kFastUnroll * f.step;
+    for (uintptr_t s = f.src, d = f.dst; s < f.end; s += group, d += group) {
+        uint4 v[kFastUnroll];
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+            if (s + u * f.step < f.end) v[u] = load_global(s + u * f.step);
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+            if (s + u * f.step < f.end) store_global(d + u * f.step, v[u]);
+    }
+}
+
 /* ---- short transfers -----------------------------------------------------------------
  *
- * A transfer of whole 8-byte words, both addresses 8-byte aligned, that the fast path does
- * not take -- one thread's of 8 or 16 bytes, a warp's or block's of at most one word per
- * thread (8 B, 24 B ..., or in shared memory) -- is done inline too: each thread one word
- * (one thread: both, loaded before either is stored). Through coop_copy these paid
- * its call and its saved registers: on an H200 (tests/gpu/latency.cu) an 8-byte putmem of a
- * 1024-thread block took 3.2 us against 1.4 for 16 bytes, a thread's 8 bytes 1.11 us. */
-template <typename Coop>
-__device__ __forceinline__ bool small_transfer(Coop coop, void *dst, const void *src,
-                                               size_t bytes) {
-    const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
-    const size_t words = bytes / 8;
-    if (dst == nullptr || src == nullptr || bytes == 0 || ((d | s | bytes) & 7) != 0)
-        return false; /* (a null address: a PE only GIN reaches, the target of a put or a get) */
-    if (one_thread(coop)) {
-        if (words > 2) return false;
-        const unsigned long long *from = reinterpret_cast<const unsigned long long *>(src);
-        unsigned long long *to = reinterpret_cast<unsigned long long *>(dst);
-        const unsigned long long first = from[0];
-        if (words == 2) {
-            const unsigned long long second = from[1];
-            to[1] = second;
-        }
-        to[0] = first;
-        return true;
+ * Transfers that the loops above would spend more instructions planning than moving are
+ * done inline, without a call: through coop_copy they paid its call and its saved
+ * registers (on an H200, tests/gpu/latency.cu, session 8: an 8-byte putmem of a 1024-thread
+ * block took 3.2 us against 1.4 for 16 bytes; a thread's 64-byte getmem 0.51 us against
+ * NVSHMEM's 0.29, of which the copy itself is one load's latency). */
+
+/* Bytes up to which one thread copies inline (whole 8- or 16-byte words, both addresses
+ * aligned to the word): 16 words of 16 bytes, four loads in flight at a time. */
+constexpr size_t kInlineThreadCopy = 256;
+
+/* One thread's copy of `n` whole words (n <= 32): four loads in flight, then their stores (the last
+ * group cut short by predicates). Weak accesses through generic addresses, as NVSHMEM's. */
+template <typename Word>
+__device__ __forceinline__ void thread_words(void *dst, const void *src, unsigned int n) {
+    Word *to = static_cast<Word *>(dst);
+    const Word *from = static_cast<const Word *>(src);
+#pragma unroll 1
+    for (unsigned int i = 0; i < n; i += 4) {
+        const bool more1 = i + 1 < n, more2 = i + 2 < n, more3 = i + 3 < n;
+        Word w[4];
+        w[0] = from[i];
+        if (more1) w[1] = from[i + 1];
+        if (more2) w[2] = from[i + 2];
+        if (more3) w[3] = from[i + 3];
+        to[i] = w[0];
+        if (more1) to[i + 1] = w[1];
+        if (more2) to[i + 2] = w[2];
+        if (more3) to[i + 3] = w[3];
     }
-    if (words > static_cast<size_t>(coop.size())) return false;
-    coop.sync();
+}
+
+/* One thread's transfer inline where it is short and of whole aligned 8- or 16-byte
+ * words; false, having done nothing, otherwise (coop_copy then). */
+__device__ __forceinline__ bool thread_transfer(void *dst, const void *src, size_t bytes) {
+    const uintptr_t bits =
+        reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes;
+    if (bytes == 0 || bytes > kInlineThreadCopy) return false;
+    if ((bits & 15) == 0)
+        thread_words<uint4>(dst, src, static_cast<unsigned int>(bytes / 16));
+    else if ((bits & 7) == 0)
+        thread_words<unsigned long long>(dst, src, static_cast<unsigned int>(bytes / 8));
+    else
+        return false;
+    return true;
+}
+
+/* A warp's or block's transfer of at most one 8-byte word per thread, both addresses
+ * 8-byte aligned, that the fast path does not take (8 B, 24 B ..., or shared memory): each
+ * thread one word, between the group's synchronizations. False, having done nothing,
+ * otherwise. */
+template <typename Coop>
+__device__ __forceinline__ bool group_words8(Coop coop, void *dst, const void *src,
+                                             size_t bytes) {
+    const uintptr_t bits =
+        reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes;
+    const size_t words = bytes / 8;
+    if (bytes == 0 || (bits & 7) != 0 || words > static_cast<size_t>(coop.size())) return false;
     const size_t rank = static_cast<size_t>(coop.thread_rank());
+    coop.sync();
     if (rank < words)
-        reinterpret_cast<unsigned long long *>(dst)[rank] =
-            reinterpret_cast<const unsigned long long *>(src)[rank];
+        static_cast<unsigned long long *>(dst)[rank] =
+            static_cast<const unsigned long long *>(src)[rank];
     coop.sync();
     return true;
 }
 
-/* A warp or block transfer by the fast path, with the group's synchronizations around the
- * loop: planned, synchronized, run, synchronized; or a short transfer (small_transfer).
- * False, having done nothing, where neither applies (a null address: a PE only GIN
- * reaches). */
+/* A warp's or block's transfer by an inline path: 16-byte aligned global buffers of whole
+ * words one word per thread where that covers them (the addresses computed before the entry
+ * synchronization), else by the fast path's loop (planned before it); otherwise
+ * group_words8. With the group's synchronizations around it; false, having done nothing,
+ * where none fits. */
+template <typename Coop>
+__device__ __forceinline__ bool group_transfer(Coop coop, void *dst, const void *src,
+                                               size_t bytes) {
+    if (!fast_copy_fits(dst, src, bytes)) return group_words8(coop, dst, src, bytes);
+    if (bytes <= static_cast<size_t>(coop.size()) * 16) {
+        const uintptr_t first = static_cast<uintptr_t>(coop.thread_rank()) * 16;
+        const bool mine = first < bytes;
+        const uintptr_t s = reinterpret_cast<uintptr_t>(src) + first;
+        const uintptr_t d = reinterpret_cast<uintptr_t>(dst) + first;
+        coop.sync();
+        if (mine) store_global(d, load_global(s));
+        coop.sync();
+        return true;
+    }
+    const FastCopy plan = plan_fast_copy(coop, dst, src, bytes);
+    coop.sync();
+    run_fast_copy(coop, plan);
+    coop.sync();
+    return true;
+}
+
+/* A load/store transfer (both addresses this PE's or an LSA peer's) by an inline path where
+ * one fits: thread_transfer for one thread, group_transfer for a warp or a block. False,
+ * having done nothing, otherwise: the caller then synchronizes the group and calls
+ * coop_copy. */
 template <typename Coop>
 __device__ __forceinline__ bool fast_transfer(Coop coop, void *dst, const void *src,
                                               size_t bytes) {
-    if (one_thread(coop) || !fast_copy_fits(dst, src, bytes))
-        return small_transfer(coop, dst, src, bytes);
-    const FastCopy plan = plan_fast_copy(coop, dst, src, bytes);
-    coop.sync();
-    run_fast_copy(plan);
-    coop.sync();
-    return true;
+    if constexpr (one_thread(Coop{}))
+        return thread_transfer(dst, src, bytes);
+    else
+        return group_transfer(coop, dst, src, bytes);
 }
 
 } /* namespace detail */

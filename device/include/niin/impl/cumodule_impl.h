@@ -223,7 +223,7 @@ __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *i
     }
     table[ctx.lsa_size] = 0;
     ctx.lsa_delta = table;
-    niin_fill_lsa_slots(&ctx, table);
+    niin_fill_lsa_cache(&ctx, table);
     *out = ctx;
     return NIIN_CUMODULE_OK;
 }

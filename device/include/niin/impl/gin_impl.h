@@ -7,10 +7,11 @@
  *
  * None of this runs NCCL's GIN code: each function checks the request and posts it to this
  * module's GIN proxy (niin/impl/gin_proxy_impl.h), whose worker kernel runs ncclGin. The
- * interface (niin::detail, every function __noinline__ and called through
- * call_out_of_line, so even its checks and messages stay out of the caller's register
- * allocation; each takes the public function's name for messages and applies the
- * NOT_IMPLEMENTED policy when the operation cannot be done on that path):
+ * interface (niin::detail, every function __noinline__ and called out of line from the
+ * routing paths -- call_out_of_line or call_out_of_line_direct, common_impl.h -- so even its
+ * checks and messages stay out of the caller's register allocation; each takes the public
+ * function's name for messages and applies the NOT_IMPLEMENTED policy when the operation
+ * cannot be done on that path):
  *
  *   gin_put<Coop>(coop, fn, ctx, dest, source, bytes, pe, blocking)
  *   gin_get<Coop>(coop, fn, ctx, dest, source, bytes, pe, blocking)

@@ -45,26 +45,27 @@ __device__ __noinline__ void remote_get(Coop coop, const char *fn, const niin_de
         gin_get(coop, fn, cp, dest, source, bytes, pe, blocking);
 }
 
-/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline. The target
- * address comes from the routing cache (lsa_address_cached) before the entry
- * synchronization (it depends on no data). An aligned warp or block transfer between global
- * buffers then runs the inline fast path of copy_impl.h; other transfers through the cache
- * call coop_copy (one out-of-line body per scope); any other target goes out of line
- * (remote_put: a large LSA team's table, or GIN), so GIN's registers -- NCCL >= 2.31's GIN
- * code needs ~120 -- and its spills under __launch_bounds__ stay off the load/store path.
- * (When put itself was out of line with GIN inside, a 132 x 1024 putmem_block loop lost
- * ~2 us per call.) */
+/* Put: `bytes` from local `source` to symmetric `dest` on `pe`. Inline. A target in the
+ * routing cache (cached_route) takes the load/store paths: an aligned or short transfer the
+ * inline ones of copy_impl.h (fast_transfer), any other coop_copy (one out-of-line body per
+ * scope). Any other target goes out of line (remote_put: a large LSA team's table, or GIN),
+ * so GIN's registers -- NCCL >= 2.31's GIN code needs ~120 -- and its spills under
+ * __launch_bounds__ stay off the load/store path. (When put itself was out of line with GIN
+ * inside, a 132 x 1024 putmem_block loop lost ~2 us per call.) */
 template <typename Coop>
 __device__ __forceinline__ void put(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address_cached(c, dest, pe);
-    if (fast_transfer(coop, d, source, bytes)) return;
-    coop.sync();
-    if (d != nullptr)
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit) {
+        char *d = at_distance(dest, r.delta);
+        if (fast_transfer(coop, d, source, bytes)) return;
+        coop.sync();
         coop_copy(coop, d, source, bytes);
-    else
-        call_out_of_line(&remote_put<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
+    } else {
+        coop.sync();
+        cold_call<&remote_put<Coop>>(coop, fn, &c, dest, source, bytes, pe, blocking);
+    }
     coop.sync();
 }
 
@@ -73,13 +74,16 @@ template <typename Coop>
 __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const void *source,
                                  size_t bytes, int pe, bool blocking) {
     const niin_device_context &c = context_for_transfer();
-    const char *s = lsa_address_cached(c, source, pe);
-    if (fast_transfer(coop, dest, s, bytes)) return;
-    coop.sync();
-    if (s != nullptr)
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit) {
+        const char *s = at_distance(source, r.delta);
+        if (fast_transfer(coop, dest, s, bytes)) return;
+        coop.sync();
         coop_copy(coop, dest, s, bytes);
-    else
-        call_out_of_line(&remote_get<Coop>, coop, fn, &c, dest, source, bytes, pe, blocking);
+    } else {
+        coop.sync();
+        cold_call<&remote_get<Coop>>(coop, fn, &c, dest, source, bytes, pe, blocking);
+    }
     coop.sync();
 }
 
@@ -146,17 +150,17 @@ __device__ __noinline__ U remote_g(const char *fn, const niin_device_context *cp
     return s != nullptr ? load_weak<U>(s) : g_remote<U>(fn, cp, source, pe);
 }
 
-/* Scalar put: one store for self and LSA peers in the routing cache (store_weak, through
- * the same-size unsigned integer); remote_p otherwise. */
+/* Scalar put: one store for self and LSA peers in the routing cache (cached_route;
+ * store_weak, through the same-size unsigned integer); remote_p otherwise. */
 template <typename T>
 __device__ __forceinline__ void p(const char *fn, T *dest, T value, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
     const niin_device_context &c = context_for_transfer();
-    char *d = lsa_address_cached(c, dest, pe);
-    if (d != nullptr)
-        store_weak(d, bits_of(value));
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit)
+        store_weak(at_distance(static_cast<void *>(dest), r.delta), bits_of(value));
     else
-        call_out_of_line(&remote_p<U>, fn, &c, static_cast<void *>(dest), bits_of(value), pe);
+        call_out_of_line<&remote_p<U>>(fn, &c, static_cast<void *>(dest), bits_of(value), pe);
 }
 
 /* Scalar get: one load for self and LSA peers in the routing cache (load_weak); remote_g
@@ -165,9 +169,10 @@ template <typename T>
 __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
     using U = typename uint_of_size<sizeof(T)>::type;
     const niin_device_context &c = context_for_transfer();
-    const char *s = lsa_address_cached(c, source, pe);
-    if (s != nullptr) return from_bits<T>(load_weak<U>(s));
-    return from_bits<T>(call_out_of_line(&remote_g<U>, fn, &c, source, pe));
+    const CachedRoute r = cached_route(c, pe);
+    if (r.hit)
+        return from_bits<T>(load_weak<U>(at_distance(static_cast<const void *>(source), r.delta)));
+    return from_bits<T>(call_out_of_line<&remote_g<U>>(fn, &c, source, pe));
 }
 
 } /* namespace detail */

@@ -94,8 +94,7 @@ __device__ __noinline__ void remote_put_signal(Coop coop, const char *fn,
 
 /* Put of `bytes` from local `source` to symmetric `dest` on `pe`, then the signal `sig_op`
  * of `signal` at symmetric `sig_addr` there. Inline, as put; targets the routing cache does
- * not hold out of line (remote_put_signal, through call_out_of_line, as put calls
- * remote_put). */
+ * not hold out of line (remote_put_signal, through cold_call, as put calls remote_put). */
 template <typename Coop>
 __device__ __forceinline__ void put_signal(Coop coop, const char *fn, void *dest,
                                            const void *source, size_t bytes, uint64_t *sig_addr,
@@ -106,22 +105,23 @@ __device__ __forceinline__ void put_signal(Coop coop, const char *fn, void *dest
         return;
     }
     const niin_device_context &c = context_for_transfer();
-    char *s = lsa_address_cached(c, sig_addr, pe);
-    if (s == nullptr) {
+    const CachedRoute r = cached_route(c, pe);
+    if (!r.hit) {
         coop.sync();
-        call_out_of_line(&remote_put_signal<Coop>, coop, fn, &c, dest, source, bytes, sig_addr,
+        cold_call<&remote_put_signal<Coop>>(coop, fn, &c, dest, source, bytes, sig_addr,
                          signal, sig_op, pe, blocking);
         coop.sync();
         return;
     }
-    char *d = static_cast<char *>(dest) + (s - reinterpret_cast<char *>(sig_addr));
+    char *d = at_distance(dest, r.delta);
     if (!fast_transfer(coop, d, source, bytes)) {
         coop.sync();
         coop_copy(coop, d, source, bytes);
         coop.sync();
     }
     if (coop.thread_rank() == 0)
-        signal_after_data(c, reinterpret_cast<uint64_t *>(s), signal, sig_op);
+        signal_after_data(c, reinterpret_cast<uint64_t *>(at_distance(sig_addr, r.delta)), signal,
+                          sig_op);
     coop.sync();
 }
 
@@ -134,7 +134,7 @@ __device__ __forceinline__ void signal_op(const char *fn, uint64_t *sig_addr, ui
     if (s != nullptr)
         signal_store(reinterpret_cast<uint64_t *>(s), signal, sig_op, false);
     else
-        call_out_of_line(&gin_signal_op<0>, fn, &c, sig_addr, signal, sig_op, pe);
+        call_out_of_line_direct<&gin_signal_op<0>>(fn, &c, sig_addr, signal, sig_op, pe);
 }
 
 } /* namespace detail */

@@ -13,8 +13,8 @@
  *   strided_copy     self and LSA peers, out of line per width and scope: thread r of the
  *                    group moves elements r, r + size, ...; each thread keeps
  *                    kStridedUnroll loads in flight before its stores
- *   gin_strided      other PEs, out of line per scope, called through call_out_of_line as
- *                    rma_impl.h calls gin_put: a non-blocking gin_put / gin_get
+ *   gin_strided      other PEs, out of line per scope (call_out_of_line_direct,
+ *                    common_impl.h): a non-blocking gin_put / gin_get
  *                    (niin/impl/gin_impl.h) per element of this thread's share, then, after a
  *                    group synchronization, one gin_quiet by the group's first thread, which
  *                    completes every GIN request the module posted before it, the other
@@ -139,7 +139,7 @@ __device__ __forceinline__ void strided(Coop coop, const char *fn, void *dest, c
         else
             strided_copy<W>(coop, dest, remote, dst_step, src_step, nelems);
     } else {
-        call_out_of_line(&gin_strided<Coop>, coop, fn, &c, dest, source, dst_step, src_step,
+        call_out_of_line_direct<&gin_strided<Coop>>(coop, fn, &c, dest, source, dst_step, src_step,
                          static_cast<size_t>(W), nelems, pe, Put);
     }
     coop.sync();

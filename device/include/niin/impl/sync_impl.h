@@ -28,7 +28,7 @@ __device__ __forceinline__ void quiet_thread(const niin_device_context &c) {
     /* the queue's address is loaded before the fence, whose wait then covers the load */
     const bool gin = c.gin_queue != nullptr;
     __threadfence_system();
-    if (gin) call_out_of_line(&gin_quiet<0>, "nvshmem_quiet", &c);
+    if (gin) call_out_of_line_direct<&gin_quiet<0>>("nvshmem_quiet", &c);
 }
 
 /* The rail part of a world barrier across LSA teams, out of line (gin_proxy_impl.h). */
@@ -75,7 +75,7 @@ __device__ __forceinline__ void team_arrive(const char *fn, const niin_device_co
     if (peer != nullptr)
         asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(peer), "l"(1ull) : "memory");
     else
-        call_out_of_line(&gin_signal_op<0>, fn, &c, reinterpret_cast<uint64_t *>(words),
+        call_out_of_line_direct<&gin_signal_op<0>>(fn, &c, reinterpret_cast<uint64_t *>(words),
                          static_cast<uint64_t>(1), static_cast<int>(NVSHMEM_SIGNAL_ADD), pe);
 }
 
@@ -133,7 +133,7 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
     if (complete) {
         __threadfence_system();
         if (c.gin_queue != nullptr) {
-            if (coop.thread_rank() == 0) call_out_of_line(&gin_quiet<0>, fn, &c);
+            if (coop.thread_rank() == 0) call_out_of_line_direct<&gin_quiet<0>>(fn, &c);
             coop.sync();
         }
     }
@@ -158,7 +158,7 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
                                                        index);
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
         coop.sync();
-        if (coop.thread_rank() == 0) call_out_of_line(&rail_barrier<0>, &c, index);
+        if (coop.thread_rank() == 0) call_out_of_line_direct<&rail_barrier<0>>(&c, index);
         coop.sync();
         bar.sync(nccl_coop, cuda::memory_order_acq_rel);
     }
@@ -167,18 +167,18 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
 }
 
 /* nvshmem_barrier(team) / nvshmem_team_sync(team) at any scope: NCCL's barriers for WORLD
- * and the LSA team, the counting barrier for every other team. Both through
- * call_out_of_line: a team handle known only at run time makes a kernel reach both bodies,
- * and direct calls to the two had ptxas allocate their registers into the caller's (a
- * 1024-thread loop of nvshmem_int_p, nvshmemx_barrier_block(team) and a check needed 66-80
- * registers; through the pointer, 48). */
+ * and the LSA team, the counting barrier for every other team. Both out of line, compiled to
+ * the calling convention (call_out_of_line_direct): a team handle known only at run time
+ * makes a kernel reach both bodies, and plain direct calls to the two had ptxas allocate
+ * their registers into the caller's (a 1024-thread loop of nvshmem_int_p,
+ * nvshmemx_barrier_block(team) and a check needed 66-80 registers; through a pointer, 48). */
 template <typename Coop>
 __device__ __forceinline__ int team_barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                             bool complete) {
     if (team == NVSHMEM_TEAM_WORLD || team == NVSHMEM_TEAM_SHARED || team == NVSHMEMX_TEAM_NODE)
-        call_out_of_line(&barrier<Coop>, coop, fn, team, complete);
+        call_out_of_line_direct<&barrier<Coop>>(coop, fn, team, complete);
     else
-        call_out_of_line(&team_counting_barrier<Coop>, coop, fn, team, complete);
+        call_out_of_line_direct<&team_counting_barrier<Coop>>(coop, fn, team, complete);
     return 0;
 }
 
