@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds, on this (CPU) machine, the device-API GPU test programs of tests/gpu into
-# .gpu/dev.tar.xz (git-ignored; ~9 MB: unpacked they are ~32 MB, and what is carried to the
-# GPU machine may not exceed 64 MiB with the NCCL bundle), for scripts/gpu/device-tests.sh,
-# which unpacks them into .gpu/dev/ there. Called by scripts/gpu/prepare.sh after
+# Builds, on this (CPU) machine, the device-API GPU test programs of tests/gpu into two
+# archives (git-ignored), for scripts/gpu/device-tests.sh, which unpacks whichever are there
+# into .gpu/dev/:
+#   .gpu/dev-rma.tar.xz   device_rma_* (device-tests.sh's conformance part), ~6 MB
+#   .gpu/dev.tar.xz       every other program (families, variants, bandwidth, latency,
+#                         context), ~19 MB
+# Two, because what is carried to the GPU machine may not exceed 64 MiB and the NCCL bundle
+# takes 33 of it: since session 9 (~31 MB in one archive) the two no longer fit together
+# with it; device-tests.sh says which parts need which. Called by scripts/gpu/prepare.sh after
 # .gpu/NIIN_HOME exists.
 #
 # Toolchain: nvcc 13.0 and NCCL headers 2.28.3 (the GPU machine's own NCCL), 2.28.9 (its
@@ -63,7 +68,11 @@ NVS_REMOTE=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem/lib
 # ONLY="name ..." builds just those programs, keeping what an earlier build left in .gpu/dev
 # (unpacked from .gpu/dev.tar.xz): a quicker rebuild of the programs a change touched.
 if [ -n "${ONLY:-}" ]; then
-    if [ -f "$root/.gpu/dev.tar.xz" ] && [ ! -d "$OUTD" ]; then tar -xJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu"; fi
+    if [ ! -d "$OUTD" ]; then
+        for a in "$root/.gpu/dev.tar.xz" "$root/.gpu/dev-rma.tar.xz"; do
+            if [ -f "$a" ]; then tar -xJf "$a" -C "$root/.gpu"; fi
+        done
+    fi
 else
     rm -rf "$OUTD"
 fi
@@ -179,6 +188,12 @@ rm -rf "$OUTD/logs"
 for f in "$OUTD"/*; do if [ -f "$f" ]; then strip "$f" 2>/dev/null || true; fi; done
 md5sum "$NVS/lib/libnvshmem_host.so.3" | cut -d' ' -f1 >"$OUTD/nvshmem_host.md5"
 du -sh "$OUTD"
-tar -cJf "$root/.gpu/dev.tar.xz" -C "$root/.gpu" dev
+(
+    cd "$root/.gpu"
+    rma=(dev/device_rma_*)
+    # (ONLY without an earlier dev-rma.tar.xz may have built none of them)
+    if [ -e "${rma[0]}" ]; then tar -cJf dev-rma.tar.xz dev/nvshmem_host.md5 "${rma[@]}"; fi
+    tar -cJf dev.tar.xz --exclude='dev/device_rma_*' dev
+)
 rm -rf "$OUTD"
-ls -la "$root/.gpu/dev.tar.xz"
+ls -la "$root"/.gpu/dev*.tar.xz

@@ -4,7 +4,14 @@
 # scripts/gpu/build-device-tests.sh) and .niin-nccl/ carried:
 #
 #   bash scripts/gpu/prepare.sh
-#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh [PART ...]
+#   device run --carry .gpu/NIIN_HOME .gpu/bin .gpu/dev-rma.tar.xz .niin-nccl \
+#       -- bash scripts/gpu/device-tests.sh conformance
+#   device run --carry .gpu/NIIN_HOME .gpu/bin .gpu/dev.tar.xz .niin-nccl \
+#       -- bash scripts/gpu/device-tests.sh families variants bandwidth latency context
+#
+# (Two commands: the carry limit is 64 MiB and the two program archives with the NCCL bundle
+# exceed it; conformance needs .gpu/dev-rma.tar.xz, every other part .gpu/dev.tar.xz. A part
+# whose programs were not carried is a FAIL row that says so.)
 #
 # PARTs (default: all five, in this order):
 #   conformance  tests/gpu/device_rma.cu: every device function of the first slice, every
@@ -53,7 +60,9 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TIME
 export NIIN_TRANSPORT=nccl NVSHMEM_SYMMETRIC_SIZE=2G
 
 D=$PWD/.gpu/dev
-tar -xJf .gpu/dev.tar.xz -C .gpu
+for a in .gpu/dev.tar.xz .gpu/dev-rma.tar.xz; do
+    if [ -f "$a" ]; then tar -xJf "$a" -C .gpu; fi
+done
 BIN=$PWD/.gpu/bin
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem
 T=/tmp/niin-dev
@@ -86,6 +95,26 @@ uid() { echo "$T/uid.$RANDOM.$RANDOM"; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "parts: $PARTS"
+
+# Each part's programs come from one archive (see the top): a part whose archive was not
+# carried is a FAIL row that names it, and does not run.
+have_parts=""
+for part in $PARTS; do
+    case $part in
+        conformance) probe="$D/device_rma_231" archive=.gpu/dev-rma.tar.xz ;;
+        families | variants) probe="$D/conf_amo_231" archive=.gpu/dev.tar.xz ;;
+        bandwidth) probe="$D/putmem_block_bw_niin" archive=.gpu/dev.tar.xz ;;
+        latency) probe="$D/latency_niin" archive=.gpu/dev.tar.xz ;;
+        context) probe="$D/context_one_231" archive=.gpu/dev.tar.xz ;;
+        *) row "part $part" "FAIL (no such part)"; continue ;;
+    esac
+    if [ -e "$probe" ]; then
+        have_parts="$have_parts $part"
+    else
+        row "part $part" "FAIL (its programs were not carried: $archive)"
+    fi
+done
+PARTS=$have_parts
 
 # The NVSHMEM programs were linked here against the nvidia-nvshmem-cu13 3.4.5 wheel; say
 # whether this machine's libnvshmem_host.so.3 is the same file.

@@ -4,13 +4,18 @@
 #
 #   .gpu/NIIN_HOME/{include,lib}   our headers and libnvshmem_host.so (scripts/build-niin-home.sh)
 #   .gpu/bin/                      niinrun, niin-nccl-info, check_worker (release, stripped)
-#   .gpu/dev/                      the device-API test programs, niin-rs and NVSHMEM builds
+#   .gpu/dev{,-rma}.tar.xz         the device-API test programs, niin-rs and NVSHMEM builds
 #                                  (scripts/gpu/build-device-tests.sh; nvcc and headers from
 #                                  PyPI wheels, ~3 min on 2 cores)
 #
 # Then, on the GPU machine:
-#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/host-tests.sh     (host API)
-#   device run --carry .gpu .niin-nccl -- bash scripts/gpu/device-tests.sh   (device API)
+#   device run --carry .gpu/NIIN_HOME .gpu/bin .niin-nccl -- bash scripts/gpu/host-tests.sh
+#   device run --carry .gpu/NIIN_HOME .gpu/bin .gpu/dev-rma.tar.xz .niin-nccl \
+#       -- bash scripts/gpu/device-tests.sh conformance
+#   device run --carry .gpu/NIIN_HOME .gpu/bin .gpu/dev.tar.xz .niin-nccl \
+#       -- bash scripts/gpu/device-tests.sh families variants bandwidth latency context
+# (all of .gpu with .niin-nccl is over the 64 MiB a command may carry: device-tests.sh says
+# which archive each part needs)
 #
 # The NCCL 2.31.2 bundle comes from ../shared/tools/nccl-bundle (GPU.md):
 #   ../shared/tools/nccl-bundle --version 2.31.2 --arch 90 --out .niin-nccl
