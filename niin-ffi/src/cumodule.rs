@@ -36,7 +36,8 @@
 //!    the buffer into the TU's `niin_ctx_value`, found with `cuModuleGetGlobal` by a name
 //!    derived from the entry's ([`context_variable_name`]).
 //!
-//! [`nvshmemx_cumodule_finalize`] zeroes the context and frees the table. Init counts, as NVSHMEM's does: each init needs a finalize, the last one clears.
+//! [`nvshmemx_cumodule_finalize`] zeroes the context and frees the table. Init counts, as
+//! NVSHMEM's does: each init needs a finalize, the last one clears.
 //! `nvshmem_finalize` clears the contexts of the modules still initialized (`detach`,
 //! before the device communicators are destroyed) and keeps them registered; a later
 //! `nvshmem_init` sets them up again (`attach`), as NVSHMEM keeps registered modules

@@ -96,6 +96,20 @@ struct ScopeWarpgroup {
     }
 };
 
+/* Whether a scope is one thread. One thread's copies take no inline loop beyond
+ * thread_transfer's short ones (copy_impl.h: inlining a general loop at every
+ * nvshmem_<T>_put would multiply the code); in coop_copy their head and tail go by the
+ * widest word. */
+template <typename Coop>
+__device__ __forceinline__ constexpr bool one_thread(Coop) { return false; }
+__device__ __forceinline__ constexpr bool one_thread(ScopeThread) { return true; }
+
+/* Whether a scope is a whole block (the one scope whose transfers' cold calls go direct:
+ * cold_call). */
+template <typename Coop>
+__device__ __forceinline__ constexpr bool whole_block(Coop) { return false; }
+__device__ __forceinline__ constexpr bool whole_block(ScopeBlock) { return true; }
+
 /* Whether NCCL's cooperation type counts the scope's threads right: always, except for a
  * 2-D or 3-D block and the warpgroup (NCCL has no type for it). */
 __device__ __forceinline__ constexpr bool nccl_counts(ScopeThread) { return true; }
@@ -231,10 +245,6 @@ __device__ __forceinline__ auto call_out_of_line_direct(A... args) {
     return F(args...);
 }
 
-/* Whether a scope is a whole block (the one scope whose transfers' cold calls go direct). */
-template <typename Coop>
-__device__ __forceinline__ constexpr bool whole_block(Coop) { return false; }
-__device__ __forceinline__ constexpr bool whole_block(ScopeBlock) { return true; }
 
 /* The out-of-line call of a transfer's cold path F by every thread of `coop`:
  * call_out_of_line_direct for a block, call_out_of_line for a thread or a warp. */
@@ -246,6 +256,14 @@ __device__ __forceinline__ auto cold_call(Coop coop, A... args) {
         return call_out_of_line<F>(coop, args...);
 }
 
+/* Symmetric `sym` moved by a route's distance: the peer's load/store address of it. */
+__device__ __forceinline__ char *at_distance(void *sym, long long delta) {
+    return static_cast<char *>(sym) + delta;
+}
+__device__ __forceinline__ const char *at_distance(const void *sym, long long delta) {
+    return static_cast<const char *>(sym) + delta;
+}
+
 /* The load/store address of symmetric `sym` on `pe`: `sym` itself for this PE, NCCL's
  * peer pointer for an LSA peer (through the context's LSA table: one subtraction, one
  * compare and one load of the peer's distance), nullptr for a PE that only GIN reaches. */
@@ -253,8 +271,7 @@ __device__ __forceinline__ char *lsa_address(const niin_device_context &c, const
                                              int pe) {
     const unsigned int index = lsa_index(c, pe);
     if (index >= static_cast<unsigned int>(c.lsa_size)) return nullptr;
-    const long long delta = __ldg(c.lsa_delta + index);
-    return const_cast<char *>(static_cast<const char *>(sym)) + delta;
+    return const_cast<char *>(at_distance(sym, __ldg(c.lsa_delta + index)));
 }
 
 /* The routing cache's answer for `pe`: whether it holds it (one of the first
@@ -289,14 +306,6 @@ __device__ __forceinline__ CachedRoute cached_route(const niin_device_context &c
      * put_signal kernel needed 66 registers without it, 64 with). */
     asm volatile("" : "+l"(delta));
     return CachedRoute{index < c.lsa_cache_count, delta};
-}
-
-/* Symmetric `sym` moved by a route's distance: the peer's load/store address of it. */
-__device__ __forceinline__ char *at_distance(void *sym, long long delta) {
-    return static_cast<char *>(sym) + delta;
-}
-__device__ __forceinline__ const char *at_distance(const void *sym, long long delta) {
-    return static_cast<const char *>(sym) + delta;
 }
 
 /* The routing cache, then the table: for the operations whose out-of-line side is GIN

@@ -63,9 +63,9 @@
 
 /* This TU's context: all zero (n_pes == 0) before setup and after teardown. In constant
  * memory, which the system fence of nvshmem_quiet leaves cached (common_impl.h,
- * lsa_address): kernels cannot write it, so the setup hook builds the context on the device
+ * cached_route): kernels cannot write it, so the setup hook builds the context on the device
  * (niin_module_write_context, into device memory) and copies it here with
- * cudaMemcpyToSymbol; a module loaded through the driver API gets the same copy from the
+ * cudaMemcpyToSymbolAsync; a module loaded through the driver API gets the same copy from the
  * host library, which finds the variable by its name (cumodule_impl.h). It is in the
  * anonymous namespace of cumodule_impl.h's entry, so that its mangled name is the entry's
  * with the last component replaced. */
@@ -261,6 +261,19 @@ static inline __device__ long long niin_lsa_table_fill(const niin_device_context
     return bad;
 }
 
+/* Routes `ctx` by `table` (lsa_size + 1 entries): fills it (niin_lsa_table_fill, whose result
+ * also goes into its last entry), points ctx->lsa_delta at it and fills the routing cache
+ * from it. Returns that result: 0, or i + 1 for a peer i the device cannot address. For
+ * both setups: the setup hook's kernel (niin_module_write_context) and a driver-API
+ * module's entry (cumodule_impl.h). One thread. */
+static inline __device__ long long niin_context_route(niin_device_context *ctx, long long *table) {
+    const long long bad = niin_lsa_table_fill(ctx, table);
+    table[ctx->lsa_size] = bad;
+    ctx->lsa_delta = table;
+    niin_fill_lsa_cache(ctx, table);
+    return bad;
+}
+
 #if !defined(NIIN_NO_DEVICE_CONTEXT)
 
 #include "niin/impl/gin_worker_impl.h"
@@ -304,11 +317,10 @@ __global__ void niin_gin_worker() { niin::detail::gin_worker_run(niin_ctx_value)
  * mapping is not contiguous over the heap (checked at offsets 0 and heap_size - 1). */
 __global__ void niin_module_write_context(niin_device_context value, long long *table,
                                           niin_device_context *out) {
-    if (table != nullptr) {
-        table[value.lsa_size] = niin_lsa_table_fill(&value, table);
-        value.lsa_delta = table;
-    }
-    niin_fill_lsa_cache(&value, table);
+    if (table != nullptr)
+        (void)niin_context_route(&value, table); /* the host reads the result from the table */
+    else
+        niin_fill_lsa_cache(&value, nullptr);
     *out = value;
 }
 

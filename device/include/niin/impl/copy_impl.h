@@ -89,13 +89,6 @@ __device__ __forceinline__ void copy_words(Coop coop, char *dst, const char *src
     for (size_t j = words * W + rank; j < bytes; j += stride) dst[j] = src[j];
 }
 
-/* Whether a scope is one thread. One thread's copies take no inline loop beyond
- * thread_transfer's short ones (inlining a general loop at every nvshmem_<T>_put would
- * multiply the code); in coop_copy their head and tail go by the widest word. */
-__device__ __forceinline__ constexpr bool one_thread(ScopeThread) { return true; }
-__device__ __forceinline__ constexpr bool one_thread(ScopeWarp) { return false; }
-__device__ __forceinline__ constexpr bool one_thread(ScopeBlock) { return false; }
-
 /* Bytes below which one thread copies, in coop_copy, in the widest word that divides both
  * addresses and the size (the aligned ones up to kInlineThreadCopy do not get there). */
 constexpr size_t kShortThreadCopy = 256;

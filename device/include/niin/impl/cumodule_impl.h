@@ -215,15 +215,12 @@ __device__ int niin_cumodule_setup(niin_cumodule_io *io, const niin_host_info *i
     long long *table = reinterpret_cast<long long *>(io->lsa_table);
     if (table == nullptr)
         return niin_cumodule_fail(detail, NIIN_CUMODULE_E_TABLE, ctx.lsa_size, 0, 0, 0);
-    const long long bad = niin_lsa_table_fill(&ctx, table);
+    const long long bad = niin_context_route(&ctx, table);
     if (bad != 0) {
         const int i = static_cast<int>(bad - 1);
         return niin_cumodule_fail(detail, NIIN_CUMODULE_E_MAPPING, i, ctx.my_pe - ctx.lsa_rank + i,
                                   0, 0);
     }
-    table[ctx.lsa_size] = 0;
-    ctx.lsa_delta = table;
-    niin_fill_lsa_cache(&ctx, table);
     *out = ctx;
     return NIIN_CUMODULE_OK;
 }
