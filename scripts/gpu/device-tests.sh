@@ -315,7 +315,7 @@ if [[ " $PARTS " == *" latency "* ]]; then
         "$D/latency_nvshmem"
     {
         echo
-        echo "device latency (LAT, us: median of 15 rounds' means, one CTA) and throughput (TPUT, ops/s:"
+        echo "device latency (LAT, us: median of 15 rounds' means, one CTA; scalar rows: mean over the SMs) and throughput (TPUT, ops/s:"
         echo "132 x 1024 threads, best of 5), PE 0 -> PE 1 on one GPU; niin/NVSHMEM: LAT below 1, TPUT above 1 favour niin-rs"
         printf '%-4s %-28s %-6s %-12s %-14s %-14s %s\n' "" measurement bytes "niin-rs" "niin-rs GIN=0" \
             "NVSHMEM 3.4.5" "niin/NVSHMEM"
@@ -339,6 +339,10 @@ if [[ " $PARTS " == *" latency "* ]]; then
                         cell[3], ratio
                 }
             }' "$T/lat_niin.log" "$T/lat_niin_nogin.log" "$T/lat_nvshmem.log"
+        echo "scalar operations from every SM in turn (LAT above: the mean over the SMs), us: fastest|mean|slowest"
+        for l in lat_niin lat_niin_nogin lat_nvshmem; do
+            grep -h '^\(\[pe 0\] \)\?LATSM|' "$T/$l.log" | sed "s/^\[pe 0\] //; s/^/$l /" || true
+        done
         for l in lat_niin lat_niin_nogin lat_nvshmem; do
             echo "$l data checks: $(grep -c 'CHECK|.*|ok$' "$T/$l.log") ok, $(grep -c 'CHECK|.*|FAILED' "$T/$l.log") failed"
             grep -h 'CHECK|.*|FAILED' "$T/$l.log"

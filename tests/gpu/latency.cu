@@ -14,7 +14,10 @@
 // end; a round's mean is its time over `iters`. Reported: the median of the kRounds round means (a round that PE 1's
 // time slice interrupts is an outlier, not a shift of the mean). `iters` is fixed for the
 // scalar operations (kScalarIters) and, for the transfers, chosen from the warm-up so that a
-// round lasts about kRoundNs (2 ... kMaxIters). Operations:
+// round lasts about kRoundNs (2 ... kMaxIters). A scalar operation is measured from every SM
+// in turn (one launch each; near and far L2 slices make a single launch bimodal) and LAT is
+// the mean over the SMs; a LATSM line gives the fastest SM, the mean and the slowest.
+// Operations:
 //   p_int64, p_double      nvshmem_<T>_p of 8 B then nvshmem_quiet, per iteration
 //   g_int64, g_double      nvshmem_<T>_g of 8 B; each address depends on the previous value
 //                          (+ (value & mask), mask = 0 at run time) so the loads do not
@@ -44,6 +47,7 @@
 //
 // Output (PE 0, then the checks of both PEs), one line each, '|'-separated:
 //   LAT|<name>|<bytes>|<microseconds>
+//   LATSM|<name>|<fastest SM>|<mean>|<slowest SM>|<SMs measured>   (scalar operations, us)
 //   TPUT|<name>|<operations per second>
 //   CHECK|<what>|ok   or   CHECK|<what>|FAILED <detail>
 // After the measurements PE 1 checks what landed in its memory (the put and put-with-signal
@@ -163,9 +167,19 @@ enum Expect { E_FETCH_ADD, E_COMPARE_SWAP, E_SIGNAL, E_P_INT64, E_P_DOUBLE, E_TP
 
 // scalar: Sym::scalar, counters: Sym::counters. (Separate arguments: a lambda that took the
 // address of a structure argument would copy it to local memory.)
+// The SM this thread runs on.
+__device__ __forceinline__ int sm_id() {
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return static_cast<int>(s);
+}
+
+// A scalar kernel is launched as one 1-thread block per SM; only the first block that runs on
+// SM `target` measures (it sets *claim), the others return at once.
 template <int Op>
 __global__ void scalar_kernel(long long *scalar, uint64_t *counters, int peer, long long mask,
-                              Rounds *out) {
+                              int target, int *claim, Rounds *out) {
+    if (sm_id() != target || atomicCAS(claim, 0, 1) != 0) return;
     long long v = 0;
     double dv = 0;
     uint64_t cur = 0;
@@ -374,9 +388,49 @@ static long long latency(const char *name, size_t bytes, Launch launch) {
     return kWarm + static_cast<long long>(kRounds) * r.iters;
 }
 
+static int *g_claim; // device: set by the block that measured (scalar kernels)
+static int g_sms;     // the GPU's SMs
+
+// A scalar operation's latency depends on where its CTA runs: from half of the SMs the
+// target's L2 slice is near, from the others far (H200: about 0.16 against 0.26 us for an
+// atomic), so a single launch lands in either mode. The kernel is run once from every SM in
+// turn; LAT is the mean over the SMs of each SM's median round (the mean, not the median: the
+// SMs split into two groups, and a median would pick one). LATSM gives the spread: the
+// fastest SM, the mean, the slowest, and how many SMs were measured.
 template <int Op>
 static void scalar_latency(const char *name, const Sym &s, int peer, long long *ops) {
-    *ops += latency(name, 8, [&] { scalar_kernel<Op><<<1, 1>>>(s.scalar, s.counters, peer, 0, g_rounds); });
+    std::vector<double> per_sm;
+    for (int sm = 0; sm < g_sms; sm++) {
+        for (int attempt = 0; attempt < 4; attempt++) { // the grid may leave an SM empty
+            TEST_CUDA(cudaMemset(g_claim, 0, sizeof *g_claim));
+            scalar_kernel<Op><<<g_sms, 1>>>(s.scalar, s.counters, peer, 0, sm, g_claim, g_rounds);
+            TEST_CUDA(cudaGetLastError());
+            TEST_CUDA(cudaDeviceSynchronize());
+            int ran = 0;
+            TEST_CUDA(cudaMemcpy(&ran, g_claim, sizeof ran, cudaMemcpyDeviceToHost));
+            if (!ran) continue;
+            Rounds r;
+            TEST_CUDA(cudaMemcpy(&r, g_rounds, sizeof r, cudaMemcpyDeviceToHost));
+            std::vector<double> us(kRounds);
+            for (int i = 0; i < kRounds; i++) us[i] = r.ns[i] * 1e-3 / r.iters;
+            std::sort(us.begin(), us.end());
+            per_sm.push_back(us[kRounds / 2]);
+            *ops += kWarm + static_cast<long long>(kRounds) * r.iters;
+            break;
+        }
+    }
+    if (per_sm.empty()) {
+        report(name, false, "no launch ran on any SM");
+        return;
+    }
+    double sum = 0;
+    for (double u : per_sm) sum += u;
+    const double mean = sum / static_cast<double>(per_sm.size());
+    std::sort(per_sm.begin(), per_sm.end());
+    printf("LAT|%s|8|%.3f\n", name, mean);
+    printf("LATSM|%s|%.3f|%.3f|%.3f|%zu of %d SMs\n", name, per_sm.front(), mean, per_sm.back(),
+           per_sm.size(), g_sms);
+    fflush(stdout);
 }
 
 template <int Op, int Sc>
@@ -557,6 +611,12 @@ int main() {
     const uint64_t one = 1;
     TEST_CUDA(cudaMemcpy(s.counters + 5, &one, sizeof one, cudaMemcpyHostToDevice));
     TEST_CUDA(cudaMalloc(&g_rounds, sizeof(Rounds)));
+    TEST_CUDA(cudaMalloc(&g_claim, sizeof *g_claim));
+    {
+        int dev = 0;
+        TEST_CUDA(cudaGetDevice(&dev));
+        TEST_CUDA(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
+    }
     TEST_CUDA(cudaDeviceSynchronize());
     nvshmem_barrier_all();
 
@@ -585,6 +645,7 @@ int main() {
     }
     fflush(stdout);
     nvshmem_barrier_all();
+    TEST_CUDA(cudaFree(g_claim));
     TEST_CUDA(cudaFree(g_rounds));
     nvshmem_free(s.expect);
     nvshmem_free(s.g_words);
