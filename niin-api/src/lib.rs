@@ -10,6 +10,8 @@
 //!   atomics ([`rma`](World::put)), blocking, or on a [`Stream`];
 //! - synchronization: [`World::barrier_all`], [`World::barrier`], [`World::quiet`],
 //!   [`World::fence`]; teams: [`World::team_split_strided`], [`World::team_split_2d`], ...
+//! - collectives over a team: [`World::reduce`], [`World::reducescatter`],
+//!   [`World::broadcast`], [`World::fcollect`], [`World::alltoall`] (and on a [`Stream`])
 //!
 //! Element types are NVSHMEM's, as sealed traits ([`types`]): putting a type NVSHMEM has
 //! no RMA for, or an atomic on a type it has no AMO for, is a compile error. Errors are
@@ -33,6 +35,7 @@
 
 pub mod bootstrap;
 pub mod buffer;
+mod coll;
 pub mod config;
 mod device_support;
 pub mod error;
@@ -51,9 +54,9 @@ pub use buffer::{SymBuffer, SymSlice};
 pub use config::{TransportKind, WorldConfig};
 pub use error::{Error, Result};
 pub use niin_teams::{DeviceTeam, DeviceTeamTable, TeamConfig, TeamId};
-pub use niin_transport::{Cmp, SignalOp};
+pub use niin_transport::{Cmp, ReduceOp, SignalOp};
 pub use ordered::strided_span;
 pub use spmd::{JobPlace, run_in_process};
 pub use stream::Stream;
-pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, RmaType, WaitType};
+pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, ReduceType, RmaType, WaitType};
 pub use world::{DEVICE_TEAM_SLOTS, TEAM_SYNC_SLOT_BYTES, World};

@@ -67,8 +67,13 @@ impl Stream<'_> {
         self.handle
     }
 
-    fn order(&self) -> Order {
+    pub(crate) fn order(&self) -> Order {
         Order::Stream(self.handle)
+    }
+
+    /// The world this stream belongs to.
+    pub(crate) fn world(&self) -> &World {
+        self.world
     }
 
     /// This PE's own heap memory behind `sym`, as the local operand of a stream

@@ -17,8 +17,10 @@
 
 /// Calls `$callback!` with the table of NVSHMEM element types, one row per name:
 /// `(name, "C type", RustType, [lists])`, where the lists are among `rma`, `amo`
-/// (standard AMO), `bitwise` (bitwise AMO), `ext` (extended AMO: fetch, set, swap) and
-/// `wait`. The rows follow a bracketed group of the extra tokens given after the
+/// (standard AMO), `bitwise` (bitwise AMO), `ext` (extended AMO: fetch, set, swap),
+/// `wait`, `reduce` (min, max, sum and prod reductions: 24 types) and `reduce_bitwise`
+/// (and, or and xor reductions: 14 types). device/include/niin/types.h has the same
+/// table, with the same lists. The rows follow a bracketed group of the extra tokens given after the
 /// callback's name (`for_each_nvshmem_type!(cb, a, b)` calls `cb! { [a, b] (row), ... }`),
 /// so a callback can carry its own arguments.
 #[macro_export]
@@ -32,30 +34,30 @@ macro_rules! for_each_nvshmem_type {
     (@rows $callback:ident, [$($args:tt)*]) => {
         $callback! {
             [$($args)*]
-            (bfloat16,  "__nv_bfloat16",      $crate::types::Bf16, [rma]),
-            (half,      "half",               $crate::types::Half, [rma]),
-            (float,     "float",              f32,   [rma, ext]),
-            (double,    "double",             f64,   [rma, ext]),
-            (char,      "char",               i8,    [rma]),
-            (short,     "short",              i16,   [rma, wait]),
-            (schar,     "signed char",        i8,    [rma]),
-            (int,       "int",                i32,   [rma, amo, wait]),
-            (long,      "long",               i64,   [rma, amo, wait]),
-            (longlong,  "long long",          i64,   [rma, amo, wait]),
-            (uchar,     "unsigned char",      u8,    [rma]),
-            (ushort,    "unsigned short",     u16,   [rma, wait]),
-            (uint,      "unsigned int",       u32,   [rma, amo, bitwise, wait]),
-            (ulong,     "unsigned long",      u64,   [rma, amo, bitwise, wait]),
-            (ulonglong, "unsigned long long", u64,   [rma, amo, bitwise, wait]),
-            (int8,      "int8_t",             i8,    [rma]),
-            (int16,     "int16_t",            i16,   [rma]),
-            (int32,     "int32_t",            i32,   [rma, amo, bitwise, wait]),
-            (int64,     "int64_t",            i64,   [rma, amo, bitwise, wait]),
-            (uint8,     "uint8_t",            u8,    [rma]),
-            (uint16,    "uint16_t",           u16,   [rma]),
-            (uint32,    "uint32_t",           u32,   [rma, amo, bitwise, wait]),
-            (uint64,    "uint64_t",           u64,   [rma, amo, bitwise, wait]),
-            (size,      "size_t",             usize, [rma, amo, wait]),
+            (bfloat16,  "__nv_bfloat16",      $crate::types::Bf16, [rma, reduce]),
+            (half,      "half",               $crate::types::Half, [rma, reduce]),
+            (float,     "float",              f32,   [rma, ext, reduce]),
+            (double,    "double",             f64,   [rma, ext, reduce]),
+            (char,      "char",               i8,    [rma, reduce]),
+            (short,     "short",              i16,   [rma, wait, reduce]),
+            (schar,     "signed char",        i8,    [rma, reduce]),
+            (int,       "int",                i32,   [rma, amo, wait, reduce]),
+            (long,      "long",               i64,   [rma, amo, wait, reduce]),
+            (longlong,  "long long",          i64,   [rma, amo, wait, reduce]),
+            (uchar,     "unsigned char",      u8,    [rma, reduce, reduce_bitwise]),
+            (ushort,    "unsigned short",     u16,   [rma, wait, reduce, reduce_bitwise]),
+            (uint,      "unsigned int",       u32,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (ulong,     "unsigned long",      u64,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (ulonglong, "unsigned long long", u64,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (int8,      "int8_t",             i8,    [rma, reduce, reduce_bitwise]),
+            (int16,     "int16_t",            i16,   [rma, reduce, reduce_bitwise]),
+            (int32,     "int32_t",            i32,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (int64,     "int64_t",            i64,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (uint8,     "uint8_t",            u8,    [rma, reduce, reduce_bitwise]),
+            (uint16,    "uint16_t",           u16,   [rma, reduce, reduce_bitwise]),
+            (uint32,    "uint32_t",           u32,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (uint64,    "uint64_t",           u64,   [rma, amo, bitwise, wait, reduce, reduce_bitwise]),
+            (size,      "size_t",             usize, [rma, amo, wait, reduce, reduce_bitwise]),
             (ptrdiff,   "ptrdiff_t",          isize, [rma, amo, wait]),
         }
     };
@@ -158,6 +160,22 @@ impl_marker!(AmoFetchType: i32, i64, isize, u32, u64, usize, f32, f64);
 impl_marker!(AmoType: i32, i64, isize, u32, u64, usize);
 impl_marker!(BitwiseAmoType: i32, i64, u32, u64);
 
+/// A type NVSHMEM's reductions take (reduce, reducescatter): its integer and floating
+/// types except `ptrdiff_t`. Bitwise operators are defined on the integer ones only
+/// ([`crate::ReduceOp::is_bitwise`]; a bitwise reduction of a floating type is an error
+/// naming both).
+pub trait ReduceType: RmaType {
+    /// How the reduction reads the type.
+    const ELEM: niin_transport::Elem;
+}
+
+macro_rules! impl_reduce {
+    ($($t:ty => $e:ident),*) => {$( impl ReduceType for $t { const ELEM: niin_transport::Elem = niin_transport::Elem::$e; } )*};
+}
+
+impl_reduce!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32,
+             u64 => U64, usize => U64, f32 => F32, f64 => F64, Half => F16, Bf16 => Bf16);
+
 macro_rules! impl_wait {
     ($($t:ty => $signed:literal),*) => {$( impl WaitType for $t { const SIGNED: bool = $signed; } )*};
 }
@@ -188,6 +206,8 @@ mod tests {
         assert_eq!(counts["bitwise"], 7);
         assert_eq!(counts["ext"], 2);
         assert_eq!(counts["wait"], 14);
+        assert_eq!(counts["reduce"], 24);
+        assert_eq!(counts["reduce_bitwise"], 14);
     }
 
     /// Every row's Rust type has the C type's size and the traits of its lists.
@@ -200,6 +220,12 @@ mod tests {
         (@list bitwise, $t:ty) => { fn_bitwise::<$t>() };
         (@list ext, $t:ty) => { fn_ext::<$t>() };
         (@list wait, $t:ty) => { fn_wait::<$t>() };
+        (@list reduce, $t:ty) => { fn_reduce::<$t>() };
+        (@list reduce_bitwise, $t:ty) => { fn_reduce_bitwise::<$t>() };
+    }
+    fn fn_reduce<T: ReduceType>() {}
+    fn fn_reduce_bitwise<T: ReduceType>() {
+        assert!(!T::ELEM.is_float(), "{} is in reduce_bitwise", T::NAME);
     }
     fn fn_rma<T: RmaType>() {}
     fn fn_amo<T: AmoType>() {}

@@ -58,6 +58,7 @@
 //! (`niin/launch.h`), not of this library.
 
 pub mod abi;
+pub mod coll;
 mod convert;
 pub mod cumodule;
 pub mod error;

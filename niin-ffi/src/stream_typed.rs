@@ -59,7 +59,7 @@ unsafe fn elems(
 }
 
 /// The symmetric view of the `len` elements at `ptr` (argument `what`), aligned for `T`.
-fn elements<T: RmaType>(
+pub(crate) fn elements<T: RmaType>(
     w: &World,
     ptr: *const c_void,
     len: usize,

@@ -10,6 +10,7 @@
 //! process or as processes sharing a mapping). The NCCL LSA and GIN transports arrive
 //! with the "On the GPU, host side" issue.
 
+pub mod coll;
 pub mod cuda;
 pub mod error;
 pub mod gin;
@@ -23,6 +24,7 @@ pub mod transport;
 
 use enum_dispatch::enum_dispatch;
 
+pub use coll::{CollKind, Collective, Elem, ReduceOp};
 pub use error::{Result, TransportError};
 pub use mock::{MockConfig, MockTransport, MockWorld};
 pub use ops::{

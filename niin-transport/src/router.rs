@@ -10,6 +10,7 @@
 //! a silent fallback.
 
 use crate::AnyTransport;
+use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::mock::MockTransport;
 use crate::ops::{
@@ -267,6 +268,28 @@ impl Routed {
     }
 }
 
+/// Blocking collectives in a GPU world: this PE's host RMA to every member.
+impl CollMemory for Routed {
+    fn coll_pe(&self) -> usize {
+        self.my_pe()
+    }
+
+    fn coll_read(&self, pe: usize, addr: SymAddr, buf: &mut [u8]) -> Result<()> {
+        // SAFETY: `buf` is a live local buffer of `buf.len()` bytes, written only by this
+        // call, which completes before it returns (Order::Now).
+        unsafe { self.get(Order::Now, pe, buf.as_mut_ptr(), addr, buf.len()) }
+    }
+
+    fn coll_write(&self, pe: usize, addr: SymAddr, buf: &[u8]) -> Result<()> {
+        // SAFETY: `buf` is live and read only during this call (Order::Now).
+        unsafe { self.put(Order::Now, pe, addr, buf.as_ptr(), buf.len()) }
+    }
+
+    fn coll_barrier(&self, team: &TeamSync) -> Result<()> {
+        self.barrier(Order::Now, *team)
+    }
+}
+
 impl Transport for Routed {
     fn my_pe(&self) -> usize {
         self.router.my_pe()
@@ -474,6 +497,24 @@ impl Transport for Routed {
             .iter()
             .try_for_each(|t| t.quiet(order))?;
         self.primary().barrier(order, team)
+    }
+
+    /// The mock runs collectives itself (blocking and on streams); GPU worlds run the
+    /// blocking form with this router's own blocking RMA and barrier ([`coll::run`]).
+    fn collective(&self, order: Order, c: &Collective) -> Result<()> {
+        if let AnyTransport::Mock(m) = self.primary() {
+            return m.collective(order, c);
+        }
+        match order {
+            Order::Now => coll::run(self, c),
+            Order::Stream(_) => Err(TransportError::NotImplemented {
+                what: format!(
+                    "{} on a stream (nvshmemx_*_on_stream) in a GPU world: use the blocking \
+                     host form or the device collective",
+                    c.kind.name()
+                ),
+            }),
+        }
     }
 
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {

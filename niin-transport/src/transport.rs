@@ -16,6 +16,7 @@
 
 use enum_dispatch::enum_dispatch;
 
+use crate::coll::Collective;
 use crate::error::Result;
 use crate::ops::{
     AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
@@ -249,6 +250,16 @@ pub trait Transport {
     /// Quiet, then waits until every member of `team` has arrived (`barrier`); this PE
     /// must be a member.
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()>;
+
+    /// This PE's part of a team collective (reduce, reducescatter, broadcast, fcollect,
+    /// alltoall; semantics in [`crate::coll`]); every member of `c.team` calls it with the
+    /// same `c`. The default refuses: an implementation that can run it overrides this.
+    fn collective(&self, order: Order, c: &Collective) -> Result<()> {
+        let _ = order;
+        Err(crate::error::TransportError::NotImplemented {
+            what: format!("{} on this transport", c.kind.name()),
+        })
+    }
 
     /// Sets `len` bytes of this PE's heap at `addr` to `byte` (for `calloc`).
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()>;

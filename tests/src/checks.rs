@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::coll_checks;
+
 use niin_api::{
     AmoType, BitwiseAmoType, Cmp, Error, RmaType, SignalOp, SymSlice, TeamId, WaitType, World,
     for_each_nvshmem_type,
@@ -41,6 +43,16 @@ pub const CHECKS: &[Check] = &[
         "teams_split_translate_barrier",
         teams_split_translate_barrier,
     ),
+    (
+        "collectives_every_type",
+        coll_checks::collectives_every_type,
+    ),
+    ("collectives_on_stream", coll_checks::collectives_on_stream),
+    (
+        "collectives_team_shapes",
+        coll_checks::collectives_team_shapes,
+    ),
+    ("collectives_bad_input", coll_checks::collectives_bad_input),
     ("heap_symmetric", heap_symmetric),
     ("bad_input", bad_input),
 ];
@@ -50,7 +62,7 @@ pub fn by_name(name: &str) -> Option<Check> {
     CHECKS.iter().copied().find(|(n, _)| *n == name)
 }
 
-fn fail(w: &World, op: &'static str, what: String) -> Error {
+pub(crate) fn fail(w: &World, op: &'static str, what: String) -> Error {
     Error::BadArgument {
         pe: w.my_pe(),
         op,
@@ -58,7 +70,7 @@ fn fail(w: &World, op: &'static str, what: String) -> Error {
     }
 }
 
-fn expect_eq<T: PartialEq + std::fmt::Debug>(
+pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(
     w: &World,
     op: &'static str,
     got: T,
@@ -72,7 +84,7 @@ fn expect_eq<T: PartialEq + std::fmt::Debug>(
 }
 
 /// A deterministic value of `T` for (PE, index): distinct bits per PE and element.
-fn value<T: RmaType>(pe: usize, i: usize) -> T {
+pub(crate) fn value<T: RmaType>(pe: usize, i: usize) -> T {
     let bits =
         (pe as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64).wrapping_mul(0x0101_0101);
     // Floats: keep the bits of a finite value so comparisons are exact.

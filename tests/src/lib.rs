@@ -3,3 +3,4 @@
 //! tests run on threads and the `check_worker` binary runs as processes under `niinrun`.
 
 pub mod checks;
+pub mod coll_checks;

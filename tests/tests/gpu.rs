@@ -57,6 +57,9 @@ fn checks_on_two_pes() {
             "atomic_contention",
             "barrier_repeated",
             "stream_operations",
+            "collectives_every_type",
+            "collectives_team_shapes",
+            "collectives_bad_input",
         ],
     );
 }

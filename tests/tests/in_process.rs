@@ -43,6 +43,10 @@ in_process_tests! {
     stream_orders_put_after_wait: [2, 3];
     stream_operations: [2, 4];
     teams_split_translate_barrier: [1, 2, 5, 8];
+    collectives_every_type: [1, 2, 3, 4];
+    collectives_on_stream: [2, 4];
+    collectives_team_shapes: [1, 2, 5, 6];
+    collectives_bad_input: [1, 3];
     heap_symmetric: [2, 4];
     bad_input: [1, 2];
 }
@@ -65,6 +69,10 @@ fn every_check_has_an_in_process_test() {
         "stream_orders_put_after_wait",
         "stream_operations",
         "teams_split_translate_barrier",
+        "collectives_every_type",
+        "collectives_on_stream",
+        "collectives_team_shapes",
+        "collectives_bad_input",
         "heap_symmetric",
         "bad_input",
     ];

@@ -117,6 +117,7 @@ use self::memory::{SendPtr, check_local, check_shape, copy_bytes, copy_strided};
 use self::region::{HeaderField, Layout, PeState, Region};
 use self::stream::Streams;
 use self::wait::WaitSet;
+use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::ops::{
     AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
@@ -255,6 +256,33 @@ impl Drop for MockTransport {
 
 fn fence_now() {
     atomic::fence(Ordering::SeqCst);
+}
+
+/// A collective reads and writes the members' heaps in the shared mapping directly.
+impl CollMemory for Core {
+    fn coll_pe(&self) -> usize {
+        self.pe
+    }
+
+    fn coll_read(&self, pe: usize, addr: SymAddr, buf: &mut [u8]) -> Result<()> {
+        let from = self.region.heap_range(pe, addr, buf.len() as u64)?;
+        // SAFETY: `from` is a checked heap range of `buf.len()` bytes in the live mapping;
+        // `buf` is a distinct local buffer.
+        unsafe { copy_bytes(from, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    fn coll_write(&self, pe: usize, addr: SymAddr, buf: &[u8]) -> Result<()> {
+        let to = self.region.heap_range(pe, addr, buf.len() as u64)?;
+        // SAFETY: as in coll_read, the other way.
+        unsafe { copy_bytes(buf.as_ptr(), to, buf.len()) };
+        Ok(())
+    }
+
+    fn coll_barrier(&self, team: &TeamSync) -> Result<()> {
+        fence_now();
+        barrier::barrier(&self.region, self.pe, team, self.config.timeout)
+    }
 }
 
 impl Transport for MockTransport {
@@ -596,6 +624,18 @@ impl Transport for MockTransport {
             fence_now();
             Ok(())
         })
+    }
+
+    fn collective(&self, order: Order, c: &Collective) -> Result<()> {
+        self.live()?;
+        c.validate(self.core.pe)?;
+        // Symmetric heaps: this PE's ranges stand for every member's.
+        let (src, dst) = c.operand_bytes();
+        self.region().heap_range(self.core.pe, c.src, src as u64)?;
+        self.region().heap_range(self.core.pe, c.dst, dst as u64)?;
+        barrier::validate(self.region(), self.core.pe, &c.team)?;
+        let c = *c;
+        self.run(order, move |core| coll::run(core, &c))
     }
 
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
