@@ -175,20 +175,23 @@ __device__ __forceinline__ int sm_id() {
 }
 
 // A scalar kernel is launched as one 1-thread block per SM; only the first block that runs on
-// SM `target` measures (it sets *claim), the others return at once.
+// SM `target` measures (it sets *claim), the others return at once. `base`: the operations
+// of this kind done by earlier launches (p stores base + i; compare_swap starts from the
+// counter's value, base, so every swap succeeds).
 template <int Op>
 __global__ void scalar_kernel(long long *scalar, uint64_t *counters, int peer, long long mask,
-                              int target, int *claim, Rounds *out) {
+                              long long base, int target, int *claim, Rounds *out) {
     if (sm_id() != target || atomicCAS(claim, 0, 1) != 0) return;
     long long v = 0;
     double dv = 0;
-    uint64_t cur = 0;
-    timed_rounds(out, kScalarIters, [&, scalar, counters, peer, mask](int i) {
+    uint64_t cur = static_cast<uint64_t>(base);
+    timed_rounds(out, kScalarIters, [&, scalar, counters, peer, mask, base](int i) {
         if constexpr (Op == S_P_INT64) {
-            nvshmem_int64_p(reinterpret_cast<int64_t *>(scalar), i, peer);
+            nvshmem_int64_p(reinterpret_cast<int64_t *>(scalar), base + i, peer);
             nvshmem_quiet();
         } else if constexpr (Op == S_P_DOUBLE) {
-            nvshmem_double_p(reinterpret_cast<double *>(scalar + 1), static_cast<double>(i), peer);
+            nvshmem_double_p(reinterpret_cast<double *>(scalar + 1), static_cast<double>(base + i),
+                             peer);
             nvshmem_quiet();
         } else if constexpr (Op == S_G_INT64) {
             v = nvshmem_int64_g(reinterpret_cast<const int64_t *>(scalar + 2 + (v & mask)), peer);
@@ -403,7 +406,8 @@ static void scalar_latency(const char *name, const Sym &s, int peer, long long *
     for (int sm = 0; sm < g_sms; sm++) {
         for (int attempt = 0; attempt < 4; attempt++) { // the grid may leave an SM empty
             TEST_CUDA(cudaMemset(g_claim, 0, sizeof *g_claim));
-            scalar_kernel<Op><<<g_sms, 1>>>(s.scalar, s.counters, peer, 0, sm, g_claim, g_rounds);
+            scalar_kernel<Op><<<g_sms, 1>>>(s.scalar, s.counters, peer, 0, *ops, sm, g_claim,
+                                            g_rounds);
             TEST_CUDA(cudaGetLastError());
             TEST_CUDA(cudaDeviceSynchronize());
             int ran = 0;
