@@ -43,6 +43,7 @@ pub const CHECKS: &[Check] = &[
         "teams_split_translate_barrier",
         teams_split_translate_barrier,
     ),
+    ("team_barrier_on_stream", team_barrier_on_stream),
     (
         "collectives_every_type",
         coll_checks::collectives_every_type,
@@ -745,6 +746,76 @@ pub fn teams_split_translate_barrier(w: &World) -> CheckResult {
     w.team_destroy(x)?;
     w.team_destroy(y)?;
     w.barrier_all()
+}
+
+/// Barriers over sub-teams on a stream (`nvshmemx_barrier_on_stream`), with nothing
+/// synchronized between rounds: in each round every member puts the round's value into its
+/// slot on every member, barrier, copies the team's slots aside, barrier (all on the
+/// stream); after one synchronize every copy must hold its round's value. Three teams in
+/// turn, each destroyed before the next is made, so a handle is reused with other members
+/// and then with the same ones: the even PEs (an odd number of rounds), PEs 1 to n-1, the
+/// even PEs again. Teams of several PEs other than the world need 3 or more PEs; with
+/// fewer the check runs teams of one PE.
+pub fn team_barrier_on_stream(w: &World) -> CheckResult {
+    const ROUNDS: [u32; 3] = [7, 6, 5];
+    let (me, n) = (w.my_pe(), w.n_pes());
+    // (start, stride, size) in world PEs.
+    let evens: (usize, usize, usize) = (0, 2, n.div_ceil(2));
+    let shapes = [evens, (1.min(n - 1), 1, (n - 1).max(1)), evens];
+    let slots = w.calloc::<u32>(n)?;
+    let seen = w.calloc::<u32>(ROUNDS[0] as usize * n)?;
+    for (phase, (&(start, stride, size), rounds)) in shapes.iter().zip(ROUNDS).enumerate() {
+        let team = w.team_split_strided(
+            TeamId::WORLD,
+            start as i32,
+            stride as i32,
+            size as i32,
+            None,
+        )?;
+        if team == TeamId::INVALID {
+            continue;
+        }
+        let mine = w.team_my_pe(team) as usize;
+        let members: Vec<usize> = (0..size as i32)
+            .map(|j| w.team_translate_pe(team, j, TeamId::WORLD) as usize)
+            .collect();
+        let value = |r: u32| (phase as u32 + 1) * 1000 + r;
+        {
+            let s = w.stream()?;
+            for r in 0..rounds {
+                for &pe in &members {
+                    s.p(slots.at(mine), value(r), pe)?;
+                }
+                s.barrier(team)?;
+                let row = r as usize * n;
+                s.get(seen.slice(row..row + size), slots.slice(0..size), me)?;
+                // Keeps the next round's puts out until every member has copied.
+                s.barrier(team)?;
+            }
+            s.synchronize()?;
+        }
+        let mut got = vec![0u32; rounds as usize * n];
+        w.get(&mut got, seen.slice(0..rounds as usize * n), me)?;
+        for r in 0..rounds {
+            let row = &got[r as usize * n..r as usize * n + size];
+            if let Some(j) = row.iter().position(|&x| x != value(r)) {
+                return Err(fail(
+                    w,
+                    "barrier_on_stream",
+                    format!(
+                        "team {phase} ({size} PEs from PE {start} stride {stride}), round {r}: \
+                         slot of team PE {j} holds {}, expected {}",
+                        row[j],
+                        value(r)
+                    ),
+                ));
+            }
+        }
+        w.team_destroy(team)?;
+    }
+    w.barrier_all()?;
+    w.free(seen)?;
+    w.free(slots)
 }
 
 // ---- heap ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ in_process_tests! {
     stream_orders_put_after_wait: [2, 3];
     stream_operations: [2, 4];
     teams_split_translate_barrier: [1, 2, 5, 8];
+    team_barrier_on_stream: [1, 2, 4, 5];
     collectives_every_type: [1, 2, 3, 4];
     collectives_on_stream: [2, 4];
     collectives_team_shapes: [1, 2, 5, 6];
@@ -69,6 +70,7 @@ fn every_check_has_an_in_process_test() {
         "stream_orders_put_after_wait",
         "stream_operations",
         "teams_split_translate_barrier",
+        "team_barrier_on_stream",
         "collectives_every_type",
         "collectives_on_stream",
         "collectives_team_shapes",

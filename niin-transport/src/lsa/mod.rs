@@ -17,21 +17,69 @@
 //! | blocking waits | host polling of the word with a deadline |
 //! | barrier over all PEs | `ncclAllReduce` of one integer on the stream |
 //! | blocking barrier over a sub-team | a central, self-resetting counter in the control area after the heap (one word per team handle at the team's PE 0), advanced with the AMO kernel and polled from the host |
+//! | barrier over a sub-team on a stream | arrival counters in the control area (two per team handle on every PE): `signal_add` kernels to every other member's counter, then the wait kernel (with its deadline) on this PE's own; see "Stream barriers of sub-teams" |
 //!
 //! [`Order::Now`] operations run on an internal stream and are synchronized before the
 //! call returns; [`Order::Stream`] operations are enqueued on the caller's stream (a
 //! `CUstream` value; 0 is the legacy default stream) and return at once.
 //!
-//! Limits: a stream-ordered barrier over a team other than all PEs is not implemented (an
-//! error says so), nor is a sub-team barrier over team handles ≥ [`MAX_BARRIER_TEAMS`]; `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses
-//! too) — kernel waits do. On NCCL 2.28, which cannot tell the host the peers' addresses,
-//! only a world of one PE works (an error names the version for more).
+//! ## Stream barriers of sub-teams
+//!
+//! The control area after the heap holds, after the blocking barrier words, two `u64`
+//! arrival counters per team handle on every PE (`stream_barrier.rs` has the layout). A
+//! stream barrier of team `t` (this PE a member, every member an LSA peer) enqueues on
+//! the caller's stream one `signal_add` of 1 to counter `c` of handle `t` on every other
+//! member, then a wait kernel until this PE's own counter `c` of `t` is at least `E`,
+//! and returns.
+//!
+//! - Counts. Counters are never reset (zeroed only with the heap at start). Each PE keeps,
+//!   per handle and counter, the arrivals it has waited for so far, over every team of
+//!   that handle it belonged to; a barrier of a team of `n` PEs adds `n - 1`, giving `E`.
+//!   Every arrival at a PE's counter comes from a barrier of a team that PE is a member
+//!   of, and the PE counts that barrier too, so when all arrivals so far have landed the
+//!   counter equals the PE's count: `E` is exact without any reset.
+//! - Which counter. `c` is the parity of the number of stream barriers this PE has
+//!   enqueued for the team, a team here being its handle *and* members (start, stride,
+//!   size). Only the PEs of that member set can have run barriers of such a team, and
+//!   each ran all of them, so all members agree on `c` — also for a team made again
+//!   with the same handle and members, whatever other teams used the handle between.
+//!   A member can be at most one barrier ahead of another (its barrier `k + 1` adds run
+//!   after its barrier `k` wait, which needed everyone's `k`-th add), and barrier
+//!   `k + 1` uses the other counter, so an early arrival is never counted for the
+//!   barrier before: a wait that passes has seen every member's arrival of this barrier
+//!   (and of all earlier ones).
+//! - Handle reuse. The transport is not told of team creation or destruction; nothing
+//!   needs it: the counts above are per handle and cumulative, the parity per member
+//!   set. What is needed is that one PE's stream barriers of a handle are ordered: on one
+//!   stream, or on streams the application orders or synchronizes (true of barriers of
+//!   one team anyway; for a destroyed team and a later team of the same handle,
+//!   synchronize the stream before `nvshmem_team_destroy`, or keep using the same one).
+//! - Memory order. Stream order completes the stream's earlier work (puts, stores,
+//!   signals: the barrier's quiet) before the first `signal_add` runs; `signal_add` is
+//!   `fence.acq_rel.sys` then `red.relaxed.sys` (a system-scope release), and the wait
+//!   kernel ends with `fence.acq_rel.sys` after seeing the count (an acquire). So every
+//!   member's pre-barrier writes are visible to work enqueued after the barrier on each
+//!   member's stream. (The ordering of copy-engine writes before the next kernel rests
+//!   on stream order, as for `put_signal` with a signal ADD.)
+//! - Why the wait kernel and not `cuStreamWaitValue64` GE: the same work on the stream,
+//!   but a deadline (`NIIN_TIMEOUT`, reported by the next stream synchronize) instead of
+//!   a hang when a member never arrives, and an explicit acquire fence.
+//! - The world (all PEs) keeps `ncclAllReduce`, which also serves worlds with GIN peers.
+//!
+//! Limits: a sub-team barrier needs a team handle < [`MAX_BARRIER_TEAMS`] and, on a
+//! stream, every member an LSA peer of this PE (errors name the value); a stream barrier
+//! over `n` PEs launches `n - 1` one-thread kernels plus the wait on each member;
+//! `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses too) — kernel
+//! waits do. On NCCL 2.28, which cannot tell the host the peers' addresses, only a world
+//! of one PE works (an error names the version for more).
 
 pub mod device_support;
 mod registered;
+mod stream_barrier;
 
 pub use registered::{HEAP_REMAP_VAR, MAX_REGISTERED, REGISTRATION_VA_BYTES};
 use registered::{Placement, Registered};
+use stream_barrier::{CONTROL_BYTES, StreamBarriers};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,11 +108,10 @@ fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
     }
 }
 
-/// Bytes after the heap that hold the team barrier words: one 64-bit word per team
-/// handle (generation in the high half, arrivals in the low half), at the team's PE 0.
-const CONTROL_BYTES: usize = MAX_BARRIER_TEAMS * 8;
-
-/// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`).
+/// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`). The
+/// control area after the heap holds, per handle, one blocking barrier word (generation
+/// in the high half, arrivals in the low half; used at the team's PE 0) and two
+/// stream-barrier counters (`stream_barrier.rs`).
 pub const MAX_BARRIER_TEAMS: usize = 4096;
 
 /// What a wait compares each word with.
@@ -91,6 +138,8 @@ pub struct LsaTransport {
     barrier_word: DeviceBuffer,
     /// Mapped pinned word where the AMO kernel writes the old value (one AMO at a time).
     amo_result: Mutex<HostPinned>,
+    /// Counts of the stream barriers over sub-teams (held while one is enqueued).
+    stream_barriers: Mutex<StreamBarriers>,
     /// Streams made by `stream_create`, by raw handle.
     streams: Mutex<HashMap<u64, Stream>>,
     /// Per-operation device scratch still in use by enqueued work, by stream; freed when
@@ -141,8 +190,9 @@ impl LsaTransport {
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
-        // The heap, then the transport's control area (team barrier words), in one
-        // allocation and one window, so every LSA peer reaches both.
+        // The heap, then the transport's control area (team barrier words and stream
+        // barrier counters), in one allocation and one window, so every LSA peer reaches
+        // both. Zeroed below with the heap.
         let total = heap_size as usize + CONTROL_BYTES;
         let heap = nccl.mem_alloc(total).map_err(nccl_err)?;
         // The heap's address in this process: NCCL's memory mapped again at the start of a
@@ -196,6 +246,7 @@ impl LsaTransport {
             internal,
             barrier_word,
             amo_result,
+            stream_barriers: Mutex::new(StreamBarriers::default()),
             streams: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             use_stream_mem_ops,
@@ -445,16 +496,7 @@ impl LsaTransport {
     /// the team's word in the control area of its PE 0. Each member adds one arrival; the
     /// last one clears the arrivals and bumps the generation, which the others poll for.
     fn team_barrier_now(&self, team: TeamSync) -> Result<()> {
-        let slot = usize::try_from(team.team)
-            .ok()
-            .filter(|&t| t < MAX_BARRIER_TEAMS)
-            .ok_or_else(|| TransportError::BadArgument {
-                op: "barrier",
-                what: format!(
-                    "team handle {} is outside the {MAX_BARRIER_TEAMS} barrier slots",
-                    team.team
-                ),
-            })?;
+        let slot = Self::barrier_slot(team)?;
         if team.team_pe(self.pe).is_none() {
             return Err(TransportError::BadArgument {
                 op: "barrier",
@@ -466,7 +508,8 @@ impl LsaTransport {
         if team.size == 1 {
             return Ok(());
         }
-        let word = self.base(team.start)? + self.heap_size + (slot * 8) as u64;
+        let word =
+            self.base(team.start)? + self.heap_size + stream_barrier::blocking_word_offset(slot);
         let old = self.amo_raw(word, AmoOp::FetchAdd, 1)?;
         let (generation, arrived) = (old >> 32, old & 0xFFFF_FFFF);
         if arrived + 1 == team.size as u64 {
@@ -496,6 +539,75 @@ impl LsaTransport {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_micros(100));
         }
+    }
+
+    /// The control-area slot of `team`'s handle, checked against [`MAX_BARRIER_TEAMS`].
+    fn barrier_slot(team: TeamSync) -> Result<usize> {
+        usize::try_from(team.team)
+            .ok()
+            .filter(|&t| t < MAX_BARRIER_TEAMS)
+            .ok_or_else(|| TransportError::BadArgument {
+                op: "barrier",
+                what: format!(
+                    "team handle {} is outside the {MAX_BARRIER_TEAMS} barrier slots",
+                    team.team
+                ),
+            })
+    }
+
+    /// A barrier over a team of LSA peers on the stream of `order` (see "Stream barriers
+    /// of sub-teams" in the module docs): one `signal_add` to every other member's
+    /// counter, then a wait kernel on this PE's own. Returns once enqueued.
+    fn team_barrier_on_stream(&self, order: Order, team: TeamSync) -> Result<()> {
+        let slot = Self::barrier_slot(team)?;
+        let others = stream_barrier::other_members(&team, self.pe, self.n_pes).map_err(|what| {
+            TransportError::BadArgument {
+                op: "barrier",
+                what,
+            }
+        })?;
+        let bases = others
+            .iter()
+            .map(|&pe| {
+                self.bases[pe].ok_or_else(|| TransportError::NotImplemented {
+                    what: format!(
+                        "a barrier on a stream over team {} ({} PEs from PE {} stride {}): \
+                         PE {pe} is not an LSA peer of PE {} (stream barriers of a team other \
+                         than all PEs need every member in this PE's NVLink domain)",
+                        team.team, team.size, team.start, team.stride, self.pe
+                    ),
+                })
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        if others.is_empty() {
+            // One PE: the quiet is the stream's order.
+            return Ok(());
+        }
+        let mine = self.base(self.pe)?;
+        // Held until the work is enqueued, so counts follow enqueue order.
+        let mut book = self
+            .stream_barriers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let step = book.next(slot, &team);
+        let counter = self.heap_size + stream_barrier::stream_counter_offset(slot, step.parity);
+        self.on(order, |s| {
+            for base in &bases {
+                // SAFETY: `base + counter` is an 8-aligned word of the control area after a
+                // mapped LSA peer's heap (inside its window, which lives as long as `self`).
+                unsafe { self.kernels.signal_add(s, base + counter, 1) }.map_err(cuda_err)?;
+            }
+            let spec = WaitSpec::single(
+                mine + counter,
+                WaitKind::SIGNAL,
+                Cmp::Ge,
+                step.expect,
+                self.timeout.as_nanos() as u64,
+            );
+            // SAFETY: the word is an 8-aligned word of this PE's control area, alive as long
+            // as `self`.
+            unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -989,12 +1101,7 @@ impl Transport for LsaTransport {
         if !all {
             return match order {
                 Order::Now => self.team_barrier_now(team),
-                Order::Stream(_) => Err(TransportError::NotImplemented {
-                    what: format!(
-                        "a stream-ordered barrier over team {} ({} PEs from PE {} stride {}) on the NCCL transport; only all PEs (the blocking barrier works)",
-                        team.team, team.size, team.start, team.stride
-                    ),
-                }),
+                Order::Stream(_) => self.team_barrier_on_stream(order, team),
             };
         }
         let word = self.barrier_word.ptr();
