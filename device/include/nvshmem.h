@@ -9,7 +9,7 @@
  *
  *   niin/config.h    compile-time policy (NIIN_ON_NOT_IMPLEMENTED), linkage helpers
  *   niin/types.h     NVSHMEM's constants, handles, structures and initializers, and the
- *                    X-macro list of the RMA types
+ *                    X-macro lists of the RMA, wait, AMO and reduction types
  *   niin/host_api.h  the functions of libnvshmem_host
  *
  * CUDA C++ only (__CUDACC__), the device API: kernels calling nvshmem_* through NCCL's
@@ -26,6 +26,8 @@
  *   niin/amo.h              atomic memory operations (nvshmem_<T>_atomic_*)
  *   niin/strided.h          strided put and get (iput, iget)
  *   niin/team.h             team queries and barriers of split teams on the device
+ *   niin/coll.h             team collectives: reduce, reducescatter, broadcast, fcollect,
+ *                           alltoall (thread, warp, block)
  *
  * Each public header keeps its bodies in niin/impl/ (NCCL's nccl_device/ layout).
  * Define NIIN_NO_DEVICE_API to leave the device API out of a CUDA translation unit whose
@@ -54,6 +56,7 @@
 #include "niin/amo.h"
 #include "niin/strided.h"
 #include "niin/team.h"
+#include "niin/coll.h"
 #endif
 
 #endif /* NIIN_NVSHMEM_H */

@@ -22,8 +22,9 @@
 #                against NVSHMEM 3.4.5 with 2 PEs, which checks the test's expectations; and
 #                with NIIN_GIN_LOOPBACK=1 (2 and 4 PEs): every peer through the GIN proxy.
 #   families     tests/gpu/conf_*.cu, one program per device-API family (signals, waits,
-#                atomics, strided RMA, teams, launch): the same runs as conformance
-#                (no -rdc), one table each.
+#                atomics, strided RMA, teams, launch, collectives): the same runs as
+#                conformance (no -rdc), one table each; conf_coll also against NVSHMEM with
+#                1 PE (its split teams: NVSHMEM refuses splits with several PEs per GPU).
 #   variants     the family programs under the device settings' other values, 2 and 4 PEs
 #                on NCCL 2.31.2: conf_signal_wait with NIIN_PUT_SIGNAL_MODE=split, and
 #                conf_signal_wait, conf_team, conf_strided with NIIN_GIN_LOOPBACK=1 (every
@@ -38,6 +39,13 @@
 #                signal_wait_until) and p/g/AMO throughput (132 x 1024), PE 0 -> PE 1 while
 #                PE 1 waits in nvshmem_barrier_all; niin-rs (also -DNIIN_DEVICE_GIN=0) and
 #                NVSHMEM 3.4.5 under mpirun with unique-id start-up, one table.
+#   collectives  tests/gpu/coll_bw.cu (not in the default list: name it; .gpu/dev.tar.xz):
+#                us per operation and GB/s of nvshmemx_float_sum_reduce_block,
+#                nvshmemx_fcollectmem_block, _alltoallmem_block, _broadcastmem_block (root 0) on
+#                NVSHMEM_TEAM_WORLD by one CTA of 1024 threads, 8 B - 64 MiB a PE; niin-rs (and,
+#                in the same run, NCCL 2.31.2's ncclAllReduce / AllGather / AlltoAll / Broadcast
+#                on the same buffers) and NVSHMEM 3.4.5, each with 1 and 2 PEs on the one GPU,
+#                under mpirun with unique-id start-up; one table per PE count.
 #   context      tests/gpu/context_*.cu: the per-module device context (one TU, three TUs,
 #                -rdc, a dlopen'ed module; 1, 2, 4 PEs; NIIN_BARRIER_CTAS=64) and the
 #                device-ABI refusals at init (headers vs library, naming both versions).
@@ -105,6 +113,7 @@ for part in $PARTS; do
         families | variants) probe="$D/conf_amo_231" archive=.gpu/dev.tar.xz ;;
         bandwidth) probe="$D/putmem_block_bw_niin" archive=.gpu/dev.tar.xz ;;
         latency) probe="$D/latency_niin" archive=.gpu/dev.tar.xz ;;
+        collectives) probe="$D/coll_bw_niin" archive=.gpu/dev.tar.xz ;;
         context) probe="$D/context_one_231" archive=.gpu/dev.tar.xz ;;
         *) row "part $part" "FAIL (no such part)"; continue ;;
     esac
@@ -225,6 +234,15 @@ if [[ " $PARTS " == *" families "* ]]; then
         run "$fam against NVSHMEM 3.4.5, 2 PEs (mpirun, unique id)" "$T/${fam}_nvshmem_2.log" \
             env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH \
             "$D/${fam}_nvshmem"
+        # NVSHMEM 3.4.5 refuses team splits with several PEs on one GPU: the collectives'
+        # split-team shapes run against it with 1 PE
+        extra=()
+        if [ "$fam" = conf_coll ]; then
+            run "$fam against NVSHMEM 3.4.5, 1 PE (mpirun, unique id)" "$T/${fam}_nvshmem_1.log" \
+                env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np 1 $MPIX -x LD_LIBRARY_PATH \
+                "$D/${fam}_nvshmem"
+            extra=("NVSHMEM/1=$T/${fam}_nvshmem_1.log:1")
+        fi
         grep -h "FAIL|" "$T/${fam}"_*.log | head -40
         grep -h "SKIP|" "$T/${fam}"_*.log | sort -u
         {
@@ -232,7 +250,7 @@ if [[ " $PARTS " == *" families "* ]]; then
             echo "$fam: checks passed per group, summed over the PEs"
             conformance_table "niin-2.28.3/1=$T/${fam}_228_1.log:1" "niin-2.31.2/1=$T/${fam}_231_1.log:1" \
                 "niin-2.31.2/2=$T/${fam}_231_2.log:2" "niin-2.31.2/4=$T/${fam}_231_4.log:4" \
-                "NVSHMEM/2=$T/${fam}_nvshmem_2.log:2"
+                "NVSHMEM/2=$T/${fam}_nvshmem_2.log:2" "${extra[@]}"
             echo
         } | tee -a "$SUMMARY"
     done
@@ -347,6 +365,93 @@ if [[ " $PARTS " == *" latency "* ]]; then
             echo "$l data checks: $(grep -c 'CHECK|.*|ok$' "$T/$l.log") ok, $(grep -c 'CHECK|.*|FAILED' "$T/$l.log") failed"
             grep -h 'CHECK|.*|FAILED' "$T/$l.log"
         done
+        echo
+    } | tee -a "$SUMMARY"
+fi
+
+# ---- collectives --------------------------------------------------------------------------
+# One table per PE count: a row per (collective, size) of tests/gpu/coll_bw.cu's COLL lines.
+if [[ " $PARTS " == *" collectives "* ]]; then
+    echo "=== collectives: device collectives on NVSHMEM_TEAM_WORLD, one CTA, PEs on one GPU (time-sliced)"
+    for n in 1 2; do
+        run "collectives, niin-rs and NCCL 2.31.2, $n PE(s) (mpirun, unique id)" "$T/coll_niin_$n.log" \
+            env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
+            $MPIRUN -np $n $MPIX "$D/coll_bw_niin"
+    done
+    for n in 1 2; do
+        run "collectives, NVSHMEM 3.4.5, $n PE(s) (mpirun, unique id)" "$T/coll_nvshmem_$n.log" \
+            env TEST_UID_FILE="$(uid)" LD_LIBRARY_PATH="$NV/lib" $MPIRUN -np $n $MPIX -x LD_LIBRARY_PATH \
+            "$D/coll_bw_nvshmem"
+    done
+    {
+        python3 - "$T" <<'PY'
+import re, sys
+
+T = sys.argv[1]
+COLLS = ["reduce", "fcollect", "alltoall", "broadcast"]
+
+
+def size_name(b):
+    for unit, name in ((1 << 20, "MiB"), (1 << 10, "KiB")):
+        if b >= unit and b % unit == 0:
+            return "%d %s" % (b // unit, name)
+    return "%d B" % b
+
+
+def read(path, label):
+    vals, threads, notes = {}, {}, []
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return vals, threads, ["%s: no log %s" % (label, path)]
+    for line in lines:
+        line = re.sub(r"^\[pe \d+\] ", "", line)
+        f = line.split("|")
+        try:
+            if f[0] == "COLL" and len(f) == 7:
+                vals[(f[1], f[2], int(f[3]))] = (float(f[4]), float(f[5]))
+            elif f[0] == "COLLTHREADS" and len(f) == 5:
+                threads[(f[1], f[2])] = "%s threads a block (%s registers a thread)" % (f[3], f[4])
+        except ValueError:
+            continue
+        if line.startswith(("SKIP", "data check", "nccl:")):
+            notes.append("%s: %s" % (label, line))
+    return vals, threads, notes
+
+
+for n in (1, 2):
+    vals, threads, notes = {}, {}, []
+    for lib in ("niin", "nvshmem"):
+        v, t, o = read("%s/coll_%s_%d.log" % (T, lib, n), "%s, %d PE(s)" % (lib, n))
+        vals.update(v)
+        threads.update(t)
+        notes += o
+    print()
+    print("device collectives, %d PE(s) on one GPU, us per operation and GB/s (algorithm bytes: the size for"
+          " reduce and broadcast, size x PEs for fcollect and alltoall);" % n)
+    print("nccl: NCCL 2.31.2's ncclAllReduce / AllGather / AlltoAll / Broadcast; niin/NVSHMEM below 1 favours niin-rs")
+    fmt = "%-10s %-8s | %-10s %-10s %-10s %-12s | %-10s %-10s %-10s"
+    print(fmt % ("collective", "size", "us niin", "us NVSHMEM", "us nccl", "niin/NVSHMEM", "GB/s niin",
+                 "GB/s nccl", "GB/s NVSHMEM"))
+    sizes = sorted({k[2] for k in vals})
+    for c in COLLS:
+        for s in sizes:
+            cells = []
+            for i in (0, 1):
+                for impl in ("niin", "nvshmem", "nccl") if i == 0 else ("niin", "nccl", "nvshmem"):
+                    v = vals.get((impl, c, s))
+                    cells.append("-" if v is None else "%.2f" % v[0] if i == 0 else "%.3g" % v[1])
+            if all(x == "-" for x in cells):
+                continue
+            a, b = vals.get(("niin", c, s)), vals.get(("nvshmem", c, s))
+            ratio = "%.2f" % (a[0] / b[0]) if a and b and b[0] > 0 else "-"
+            print(fmt % ((c, size_name(s)) + tuple(cells[:3]) + (ratio,) + tuple(cells[3:])))
+    for (impl, c), t in sorted(threads.items()):
+        print("%s %s kernel: %s" % (impl, c, t))
+    for line in notes:
+        print(line)
+PY
         echo
     } | tee -a "$SUMMARY"
 fi

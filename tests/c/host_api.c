@@ -384,6 +384,110 @@ static void rma_checks(int me, int n) {
     free(host2);
 }
 
+/* The host collectives through the C ABI, over NVSHMEM_TEAM_WORLD and the team of even PEs:
+ * int sum reduce (in place too), uint64 xor reducescatter, double broadcast from the last
+ * PE, fcollectmem, alltoall of shorts; the _on_stream forms on the CPU mock (a GPU world
+ * refuses them for now, see README "Limits"). Inputs are small, so sums are exact. Wrong
+ * use is wrong_use.c's. */
+static void coll_checks(int me, int n) {
+    enum { LEN = 100, PER = 5 };
+    int *ia = (int *)nvshmem_malloc(LEN * sizeof(int));
+    int *ib = (int *)nvshmem_malloc(LEN * sizeof(int));
+    uint64_t *ua = (uint64_t *)nvshmem_malloc((size_t)PER * n * sizeof(uint64_t));
+    uint64_t *ub = (uint64_t *)nvshmem_malloc(PER * sizeof(uint64_t));
+    short *sa = (short *)nvshmem_malloc((size_t)PER * n * sizeof(short));
+    short *sb = (short *)nvshmem_malloc((size_t)PER * n * sizeof(short));
+    int host[LEN], got[LEN];
+    uint64_t uh[PER * 64], ug[PER];
+    short sh[PER * 64], sg[PER * 64];
+    int i, j, k, bad, rc, stream_form;
+    if (!ia || !ib || !ua || !ub || !sa || !sb || n > 64) {
+        CHECK("collectives: allocations", 0, "n %d", n);
+        return;
+    }
+    for (stream_form = 0; stream_form < 2; stream_form++) {
+#ifdef NIIN_TEST_CUDA
+        if (stream_form) break;
+#endif
+        for (i = 0; i < LEN; i++) host[i] = me * 3 + i;
+        copy_in(ia, host, sizeof host);
+        rc = stream_form ? nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, ib, ia, LEN, 0)
+                         : nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, ib, ia, LEN);
+        if (stream_form) stream_sync(0);
+        copy_out(got, ib, sizeof got);
+        for (bad = 0, i = 0; i < LEN; i++) bad += got[i] != 3 * n * (n - 1) / 2 + n * i;
+        CHECK(stream_form ? "int_sum_reduce_on_stream" : "int_sum_reduce", rc == 0 && bad == 0,
+              "rc %d, %d of %d wrong", rc, bad, LEN);
+        /* In place. */
+        rc = nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, ia, ia, LEN);
+        copy_out(got, ia, sizeof got);
+        for (bad = 0, i = 0; i < LEN; i++) bad += got[i] != 3 * n * (n - 1) / 2 + n * i;
+        CHECK("int_sum_reduce in place", rc == 0 && bad == 0, "rc %d, %d wrong", rc, bad);
+
+        for (i = 0; i < PER * n; i++) uh[i] = (uint64_t)(me + 1) << (i % 48);
+        copy_in(ua, uh, PER * n * sizeof(uint64_t));
+        rc = stream_form
+                 ? nvshmemx_uint64_xor_reducescatter_on_stream(NVSHMEM_TEAM_WORLD, ub, ua, PER, 0)
+                 : nvshmem_uint64_xor_reducescatter(NVSHMEM_TEAM_WORLD, ub, ua, PER);
+        if (stream_form) stream_sync(0);
+        copy_out(ug, ub, sizeof ug);
+        for (bad = 0, i = 0; i < PER; i++) {
+            uint64_t want = 0;
+            for (k = 0; k < n; k++) want ^= (uint64_t)(k + 1) << ((me * PER + i) % 48);
+            bad += ug[i] != want;
+        }
+        CHECK(stream_form ? "uint64_xor_reducescatter_on_stream" : "uint64_xor_reducescatter",
+              rc == 0 && bad == 0, "rc %d, %d wrong", rc, bad);
+
+        for (i = 0; i < PER * n; i++) sh[i] = (short)(me * 100 + i);
+        copy_in(sa, sh, PER * n * sizeof(short));
+        rc = stream_form ? nvshmemx_short_alltoall_on_stream(NVSHMEM_TEAM_WORLD, sb, sa, PER, 0)
+                         : nvshmem_short_alltoall(NVSHMEM_TEAM_WORLD, sb, sa, PER);
+        if (stream_form) stream_sync(0);
+        copy_out(sg, sb, PER * n * sizeof(short));
+        for (bad = 0, j = 0; j < n; j++)
+            for (i = 0; i < PER; i++) bad += sg[j * PER + i] != (short)(j * 100 + me * PER + i);
+        CHECK(stream_form ? "short_alltoall_on_stream" : "short_alltoall", rc == 0 && bad == 0,
+              "rc %d, %d wrong", rc, bad);
+
+        rc = stream_form ? nvshmemx_fcollectmem_on_stream(NVSHMEM_TEAM_WORLD, sb, sa, 2, 0)
+                         : nvshmem_fcollectmem(NVSHMEM_TEAM_WORLD, sb, sa, 2);
+        if (stream_form) stream_sync(0);
+        copy_out(sg, sb, (size_t)2 * n);
+        for (bad = 0, j = 0; j < n; j++) {
+            short first = (short)(j * 100);
+            bad += memcmp((const char *)sg + 2 * j, &first, 2) != 0;
+        }
+        CHECK(stream_form ? "fcollectmem_on_stream" : "fcollectmem", rc == 0 && bad == 0,
+              "rc %d, %d wrong", rc, bad);
+    }
+    /* The even PEs' team: a broadcast of doubles from its last PE. */
+    {
+        nvshmem_team_t evens = NVSHMEM_TEAM_INVALID;
+        double dv[PER], dg[PER];
+        double *da = (double *)ua, *db = (double *)ub;
+        int tn = (n + 1) / 2;
+        rc = nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, tn, NULL, 0, &evens);
+        CHECK("split evens for collectives", rc == 0, "rc %d", rc);
+        if (me % 2 == 0 && evens != NVSHMEM_TEAM_INVALID) {
+            for (i = 0; i < PER; i++) dv[i] = me + i * 0.5;
+            copy_in(da, dv, sizeof dv);
+            rc = nvshmem_double_broadcast(evens, db, da, PER, tn - 1);
+            copy_out(dg, db, sizeof dg);
+            for (bad = 0, i = 0; i < PER; i++) bad += dg[i] != 2.0 * (tn - 1) + i * 0.5;
+            CHECK("double_broadcast on the evens", rc == 0 && bad == 0, "rc %d, %d wrong", rc, bad);
+            nvshmem_team_destroy(evens);
+        }
+    }
+    nvshmem_barrier_all();
+    nvshmem_free(sb);
+    nvshmem_free(sa);
+    nvshmem_free(ub);
+    nvshmem_free(ua);
+    nvshmem_free(ib);
+    nvshmem_free(ia);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "env";
     int me, n;
@@ -397,6 +501,7 @@ int main(int argc, char **argv) {
     n = nvshmem_n_pes();
     query_checks(me, n);
     if (n >= 1 && me >= 0) rma_checks(me, n);
+    if (n >= 1 && me >= 0) coll_checks(me, n);
     nvshmem_finalize();
     CHECK("finalized", nvshmemx_init_status() != NVSHMEM_STATUS_IS_INITIALIZED, "status %d",
           nvshmemx_init_status());

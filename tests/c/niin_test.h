@@ -78,10 +78,13 @@ static inline void local_free(void *p) {
 #endif
 }
 
-/* Copies host bytes into local or symmetric memory of this PE. */
+/* Copies host bytes into local or symmetric memory of this PE. With CUDA the copy has
+ * landed on return (cudaMemcpy from pageable memory may return once the bytes are staged,
+ * and the library's own copies run on streams of their own). */
 static inline void copy_in(void *dst, const void *host_src, size_t size) {
 #ifdef NIIN_TEST_CUDA
     NIIN_CUDA_OK(cudaMemcpy(dst, host_src, size, cudaMemcpyDefault));
+    NIIN_CUDA_OK(cudaDeviceSynchronize());
 #else
     memcpy(dst, host_src, size);
 #endif

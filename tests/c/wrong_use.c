@@ -124,6 +124,18 @@ static void while_initialized(void) {
     status = niin_stream_synchronize(0);
     CHECK("stream_still_usable", status == 0, "status %d", status);
 
+    /* Collectives with bad arguments, made by every PE alike: refused before any PE waits. */
+    status = nvshmem_int_sum_reduce(NVSHMEM_TEAM_INVALID, (int *)buf, (const int *)buf, 4);
+    EXPECT_ERROR("reduce_on_team_invalid", status != 0, "status %d", status);
+    status = nvshmem_broadcastmem(NVSHMEM_TEAM_WORLD, buf, buf + 128, 8, n);
+    EXPECT_ERROR("broadcast_root_outside_the_team", status != 0, "status %d", status);
+    status = nvshmem_fcollectmem(NVSHMEM_TEAM_WORLD, buf, buf, 256);
+    EXPECT_ERROR("fcollect_dest_too_small", status != 0, "status %d", status);
+    status = nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, buf, buf, 200, 0);
+    EXPECT_ERROR("alltoall_on_stream_source_too_small", status != 0, "status %d", status);
+    status = nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, (int *)buf, (const int *)buf, 4);
+    CHECK("collectives_still_work", status == 0, "status %d", status);
+
     /* Collective misuse, made by every PE alike. */
     EXPECT_ERROR("malloc_too_big", nvshmem_malloc((size_t)1 << 50) == NULL, "not NULL");
     EXPECT_ERROR("calloc_overflow", nvshmem_calloc((size_t)-1, 16) == NULL, "not NULL");

@@ -234,6 +234,66 @@ void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_o
 void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
                                           cudaStream_t cstream);
 
+/* ---- team collectives (NVSHMEM 3.4.5's host/nvshmem_coll_api.h, nvshmemx_coll_api.h) ---- */
+
+/* Collective over `team`: every member calls with the same arguments; dest and source are
+ * symmetric; PE_root is the team's. Return 0, or an NVSHMEMX_ERROR_* status. The blocking
+ * forms return when dest is complete on this PE and source may be reused (devices too:
+ * niin/coll.h has the device bodies and the semantics); the _on_stream forms are ordered on
+ * `stream`. reduce/reducescatter: OP and, or, xor for the 14 bitwise reduce types, min, max,
+ * sum, prod for the 24 reduce types (NIIN_FOR_EACH_REDUCTION); broadcast, fcollect, alltoall:
+ * the 25 RMA types, and the byte forms (nelems counts bytes). half and __nv_bfloat16 only
+ * where CUDA's headers define them, as above. */
+#define NIIN_DECLARE_HOST_REDUCTION(NAME, TYPE, OP)                                            \
+    NIIN_HOSTDEVICE int nvshmem_##NAME##_##OP##_reduce(nvshmem_team_t team, TYPE *dest,         \
+                                                       const TYPE *source, size_t nreduce);     \
+    NIIN_HOSTDEVICE int nvshmem_##NAME##_##OP##_reducescatter(                                  \
+        nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce);                   \
+    int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest,              \
+                                                  const TYPE *source, size_t nreduce,           \
+                                                  cudaStream_t stream);                         \
+    int nvshmemx_##NAME##_##OP##_reducescatter_on_stream(nvshmem_team_t team, TYPE *dest,       \
+                                                         const TYPE *source, size_t nreduce,    \
+                                                         cudaStream_t stream);
+#define NIIN_DECLARE_HOST_COLL_MOVE(NAME, TYPE)                                                \
+    NIIN_HOSTDEVICE int nvshmem_##NAME##_broadcast(nvshmem_team_t team, TYPE *dest,             \
+                                                   const TYPE *source, size_t nelems,           \
+                                                   int PE_root);                                \
+    NIIN_HOSTDEVICE int nvshmem_##NAME##_fcollect(nvshmem_team_t team, TYPE *dest,              \
+                                                  const TYPE *source, size_t nelems);           \
+    NIIN_HOSTDEVICE int nvshmem_##NAME##_alltoall(nvshmem_team_t team, TYPE *dest,              \
+                                                  const TYPE *source, size_t nelems);           \
+    int nvshmemx_##NAME##_broadcast_on_stream(nvshmem_team_t team, TYPE *dest,                  \
+                                              const TYPE *source, size_t nelems, int PE_root,   \
+                                              cudaStream_t stream);                             \
+    int nvshmemx_##NAME##_fcollect_on_stream(nvshmem_team_t team, TYPE *dest,                   \
+                                             const TYPE *source, size_t nelems,                 \
+                                             cudaStream_t stream);                              \
+    int nvshmemx_##NAME##_alltoall_on_stream(nvshmem_team_t team, TYPE *dest,                   \
+                                             const TYPE *source, size_t nelems,                 \
+                                             cudaStream_t stream);
+NIIN_FOR_EACH_REDUCTION_PLAIN(NIIN_DECLARE_HOST_REDUCTION)
+NIIN_FOR_EACH_RMA_TYPE_PLAIN(NIIN_DECLARE_HOST_COLL_MOVE)
+#if defined(NIIN_HAVE_FP16_TYPES)
+NIIN_FOR_EACH_REDUCTION_FP16(NIIN_DECLARE_HOST_REDUCTION)
+NIIN_FOR_EACH_RMA_TYPE_FP16(NIIN_DECLARE_HOST_COLL_MOVE)
+#endif
+#undef NIIN_DECLARE_HOST_COLL_MOVE
+#undef NIIN_DECLARE_HOST_REDUCTION
+
+NIIN_HOSTDEVICE int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *source,
+                                         size_t nelems, int PE_root);
+NIIN_HOSTDEVICE int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *source,
+                                        size_t nelems);
+NIIN_HOSTDEVICE int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *source,
+                                        size_t nelems);
+int nvshmemx_broadcastmem_on_stream(nvshmem_team_t team, void *dest, const void *source,
+                                    size_t nelems, int PE_root, cudaStream_t stream);
+int nvshmemx_fcollectmem_on_stream(nvshmem_team_t team, void *dest, const void *source,
+                                   size_t nelems, cudaStream_t stream);
+int nvshmemx_alltoallmem_on_stream(nvshmem_team_t team, void *dest, const void *source,
+                                   size_t nelems, cudaStream_t stream);
+
 /* ---- driver-API modules (niin-ffi's cumodule module) -------------------------------- */
 
 /* A CUDA module loaded with the driver API (cuModuleLoad of a cubin, fatbin or PTX built

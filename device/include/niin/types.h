@@ -272,43 +272,75 @@ typedef enum { NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10 } nvshmemx_signal
 #define NIIN_FOR_EACH_AMO_STANDARD_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_AMO, X)
 #define NIIN_FOR_EACH_AMO_BITWISE_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_BITWISE, X)
 #define NIIN_FOR_EACH_AMO_EXTENDED_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_EXTENDED, X)
+/* The reduction types of NVSHMEM 3.4.5's team collectives (nvshmem_<NAME>_<op>_reduce and
+ * _reducescatter; NVSHMEMI_REPT_FOR_STANDARD_REDUCE_TYPES and _BITWISE_REDUCE_TYPES), in
+ * table order, each X(NAME, TYPE):
+ *   NIIN_FOR_EACH_REDUCE_TYPE          24 rows marked REDUCE = 1 (niin-api: `reduce`): min,
+ *                                      max, sum, prod -- every RMA row but ptrdiff
+ *   NIIN_FOR_EACH_REDUCE_BITWISE_TYPE  14 rows marked REDUCE_BITWISE = 1 (`reduce_bitwise`):
+ *                                      and, or, xor -- the unsigned and fixed-width integers
+ *                                      and size
+ * NIIN_FOR_EACH_REDUCE_TYPE_FP16 / _PLAIN split the first as the RMA list is split.
+ * NIIN_FOR_EACH_REDUCTION(X) expands X(NAME, TYPE, OP) for every pair NVSHMEM has (OP: and,
+ * or, xor for the bitwise rows; min, max, sum, prod for the reduce rows), 138 in all; its
+ * _FP16 and _PLAIN halves likewise. */
+#define NIIN_FOR_EACH_REDUCE_TYPE(X) \
+    NIIN_FOR_EACH_REDUCE_TYPE_FP16(X) NIIN_FOR_EACH_REDUCE_TYPE_PLAIN(X)
+#define NIIN_FOR_EACH_REDUCE_TYPE_FP16(X) NIIN_RMA_TABLE_FP16(NIIN_ROW_REDUCE, X)
+#define NIIN_FOR_EACH_REDUCE_TYPE_PLAIN(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_REDUCE, X)
+#define NIIN_FOR_EACH_REDUCE_BITWISE_TYPE(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_REDUCE_BITWISE, X)
+#define NIIN_FOR_EACH_REDUCTION(X) NIIN_FOR_EACH_REDUCTION_FP16(X) NIIN_FOR_EACH_REDUCTION_PLAIN(X)
+#define NIIN_FOR_EACH_REDUCTION_FP16(X) NIIN_RMA_TABLE_FP16(NIIN_ROW_REDUCTION, X)
+#define NIIN_FOR_EACH_REDUCTION_PLAIN(X) NIIN_RMA_TABLE_PLAIN(NIIN_ROW_REDUCTION, X)
 
-/* The table: ROW(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) per type; the last four
- * columns (1 or 0) say which of the lists above have the row. */
-#define NIIN_RMA_TABLE_FP16(ROW, X)                 \
-    ROW(X, bfloat16, __nv_bfloat16, 0, 0, 0, 0)     \
-    ROW(X, half, half, 0, 0, 0, 0)
-#define NIIN_RMA_TABLE_PLAIN(ROW, X)                      \
-    ROW(X, float, float, 0, 0, 0, 1)                      \
-    ROW(X, double, double, 0, 0, 0, 1)                    \
-    ROW(X, char, char, 0, 0, 0, 0)                        \
-    ROW(X, short, short, 1, 0, 0, 0)                      \
-    ROW(X, schar, signed char, 0, 0, 0, 0)                \
-    ROW(X, int, int, 1, 1, 0, 0)                          \
-    ROW(X, long, long, 1, 1, 0, 0)                        \
-    ROW(X, longlong, long long, 1, 1, 0, 0)               \
-    ROW(X, uchar, unsigned char, 0, 0, 0, 0)              \
-    ROW(X, ushort, unsigned short, 1, 0, 0, 0)            \
-    ROW(X, uint, unsigned int, 1, 1, 1, 0)                \
-    ROW(X, ulong, unsigned long, 1, 1, 1, 0)              \
-    ROW(X, ulonglong, unsigned long long, 1, 1, 1, 0)     \
-    ROW(X, int8, int8_t, 0, 0, 0, 0)                      \
-    ROW(X, int16, int16_t, 0, 0, 0, 0)                    \
-    ROW(X, int32, int32_t, 1, 1, 1, 0)                    \
-    ROW(X, int64, int64_t, 1, 1, 1, 0)                    \
-    ROW(X, uint8, uint8_t, 0, 0, 0, 0)                    \
-    ROW(X, uint16, uint16_t, 0, 0, 0, 0)                  \
-    ROW(X, uint32, uint32_t, 1, 1, 1, 0)                  \
-    ROW(X, uint64, uint64_t, 1, 1, 1, 0)                  \
-    ROW(X, size, size_t, 1, 1, 0, 0)                      \
-    ROW(X, ptrdiff, ptrdiff_t, 1, 1, 0, 0)
-#define NIIN_ROW_EVERY(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) X(NAME, TYPE)
-#define NIIN_ROW_WAIT(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) NIIN_ROW_IF_##WAIT(X(NAME, TYPE))
-#define NIIN_ROW_AMO(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) NIIN_ROW_IF_##AMO(X(NAME, TYPE))
-#define NIIN_ROW_BITWISE(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) \
+/* The table: ROW(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) per
+ * type; the last six columns (1 or 0) say which of the lists above have the row. */
+#define NIIN_RMA_TABLE_FP16(ROW, X)                       \
+    ROW(X, bfloat16, __nv_bfloat16, 0, 0, 0, 0, 1, 0)     \
+    ROW(X, half, half, 0, 0, 0, 0, 1, 0)
+#define NIIN_RMA_TABLE_PLAIN(ROW, X)                            \
+    ROW(X, float, float, 0, 0, 0, 1, 1, 0)                      \
+    ROW(X, double, double, 0, 0, 0, 1, 1, 0)                    \
+    ROW(X, char, char, 0, 0, 0, 0, 1, 0)                        \
+    ROW(X, short, short, 1, 0, 0, 0, 1, 0)                      \
+    ROW(X, schar, signed char, 0, 0, 0, 0, 1, 0)                \
+    ROW(X, int, int, 1, 1, 0, 0, 1, 0)                          \
+    ROW(X, long, long, 1, 1, 0, 0, 1, 0)                        \
+    ROW(X, longlong, long long, 1, 1, 0, 0, 1, 0)               \
+    ROW(X, uchar, unsigned char, 0, 0, 0, 0, 1, 1)              \
+    ROW(X, ushort, unsigned short, 1, 0, 0, 0, 1, 1)            \
+    ROW(X, uint, unsigned int, 1, 1, 1, 0, 1, 1)                \
+    ROW(X, ulong, unsigned long, 1, 1, 1, 0, 1, 1)              \
+    ROW(X, ulonglong, unsigned long long, 1, 1, 1, 0, 1, 1)     \
+    ROW(X, int8, int8_t, 0, 0, 0, 0, 1, 1)                      \
+    ROW(X, int16, int16_t, 0, 0, 0, 0, 1, 1)                    \
+    ROW(X, int32, int32_t, 1, 1, 1, 0, 1, 1)                    \
+    ROW(X, int64, int64_t, 1, 1, 1, 0, 1, 1)                    \
+    ROW(X, uint8, uint8_t, 0, 0, 0, 0, 1, 1)                    \
+    ROW(X, uint16, uint16_t, 0, 0, 0, 0, 1, 1)                  \
+    ROW(X, uint32, uint32_t, 1, 1, 1, 0, 1, 1)                  \
+    ROW(X, uint64, uint64_t, 1, 1, 1, 0, 1, 1)                  \
+    ROW(X, size, size_t, 1, 1, 0, 0, 1, 1)                      \
+    ROW(X, ptrdiff, ptrdiff_t, 1, 1, 0, 0, 0, 0)
+#define NIIN_ROW_EVERY(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
+    X(NAME, TYPE)
+#define NIIN_ROW_WAIT(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
+    NIIN_ROW_IF_##WAIT(X(NAME, TYPE))
+#define NIIN_ROW_AMO(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
+    NIIN_ROW_IF_##AMO(X(NAME, TYPE))
+#define NIIN_ROW_BITWISE(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
     NIIN_ROW_IF_##BITWISE(X(NAME, TYPE))
-#define NIIN_ROW_EXTENDED(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED) \
+#define NIIN_ROW_EXTENDED(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
     NIIN_ROW_IF_##EXTENDED(X(NAME, TYPE))
+#define NIIN_ROW_REDUCE(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
+    NIIN_ROW_IF_##REDUCE(X(NAME, TYPE))
+#define NIIN_ROW_REDUCE_BITWISE(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE,        \
+                                REDUCE_BITWISE)                                              \
+    NIIN_ROW_IF_##REDUCE_BITWISE(X(NAME, TYPE))
+#define NIIN_ROW_REDUCTION(X, NAME, TYPE, WAIT, AMO, BITWISE, EXTENDED, REDUCE, REDUCE_BITWISE) \
+    NIIN_ROW_IF_##REDUCE_BITWISE(X(NAME, TYPE, and) X(NAME, TYPE, or) X(NAME, TYPE, xor))       \
+    NIIN_ROW_IF_##REDUCE(X(NAME, TYPE, min) X(NAME, TYPE, max) X(NAME, TYPE, sum)               \
+                             X(NAME, TYPE, prod))
 #define NIIN_ROW_IF_1(row) row
 #define NIIN_ROW_IF_0(row)
 
