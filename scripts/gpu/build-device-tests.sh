@@ -23,8 +23,10 @@
 #   device_rma_rdc_231            the same, -rdc=true
 #   putmem_block_bw_niin[_nogin]  device put bandwidth (_nogin: -DNIIN_DEVICE_GIN=0)
 #   latency_niin[_nogin]          device latency and small-operation throughput
+#   coll_bw_niin                  device collectives' time and bandwidth, and NCCL's (-ldl)
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
 #   device_rma_nvshmem, putmem_block_bw_nvshmem, latency_nvshmem
+#   coll_bw_nvshmem
 # Per family (tests/gpu/conf_<family>.cu): conf_<family>_{231,228} and conf_<family>_nvshmem.
 # cubin/conf_cumodule_{231,228,nvshmem}{,.rdc}.cubin: the driver-API modules of conf_cumodule.
 # Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
@@ -114,6 +116,10 @@ niin latency_niin_nogin 2.31.2 -DNIIN_DEVICE_GIN=0 tests/gpu/latency.cu
 job latency_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
     tests/gpu/latency.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
     -o "$OUTD/latency_nvshmem"
+niin coll_bw_niin 2.31.2 tests/gpu/coll_bw.cu -ldl
+job coll_bw_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
+    tests/gpu/coll_bw.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/coll_bw_nvshmem"
 for vt in 2.31.2:231 2.28.3:228; do
     v=${vt%%:*} tag=${vt#*:}
     niin context_one_$tag "$v" $ONE

@@ -475,16 +475,20 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     const niin_device_context &c = niin_ctx_value;
     char *d = static_cast<char *>(dest);
     const char *src = static_cast<const char *>(source);
+    /* coop_copy through the calling convention: called directly from this loop, ptxas
+     * allocated its registers on top of the loop's (thread and warp fcollect / alltoall
+     * needed 68-72 registers, over a 1024-thread block's 64). */
     if constexpr (K == CollMove::Broadcast) {
         const char *from = coll_at(src, coll_delta(c, t, root));
-        if (from != d) coop_copy(coop, d, from, bytes);
+        if (from != d) call_out_of_line_direct<&coop_copy<Coop>>(coop, d, from, bytes);
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {
             int j = t.me + 1 + i;
             if (j >= t.size) j -= t.size;
             const char *from = K == CollMove::Fcollect ? src : src + static_cast<size_t>(j) * bytes;
-            coop_copy(coop, coll_at(d, coll_delta(c, t, j)) + mine, from, bytes);
+            call_out_of_line_direct<&coop_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
+                                                      from, bytes);
         }
     }
     coll_end(coop, fn, team, t, K != CollMove::Broadcast);
