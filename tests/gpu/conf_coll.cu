@@ -47,48 +47,7 @@ __host__ __device__ constexpr size_t region(int slot, int c, int kind) {
     return (static_cast<size_t>(slot) * kNumCounts + c) * kKinds + kind;
 }
 
-// ---- the reduction lists (NVSHMEM 3.4.5's NVSHMEMI_REPT_FOR_STANDARD_REDUCE_TYPES and
-// _BITWISE_REDUCE_TYPES), written out as test_types.h writes the RMA list ----------------------
-#define TEST_REDUCE_TYPES(X)         \
-    X(bfloat16, __nv_bfloat16)       \
-    X(half, half)                    \
-    X(float, float)                  \
-    X(double, double)                \
-    X(char, char)                    \
-    X(short, short)                  \
-    X(schar, signed char)            \
-    X(int, int)                      \
-    X(long, long)                    \
-    X(longlong, long long)           \
-    X(uchar, unsigned char)          \
-    X(ushort, unsigned short)        \
-    X(uint, unsigned int)            \
-    X(ulong, unsigned long)          \
-    X(ulonglong, unsigned long long) \
-    X(int8, int8_t)                  \
-    X(int16, int16_t)                \
-    X(int32, int32_t)                \
-    X(int64, int64_t)                \
-    X(uint8, uint8_t)                \
-    X(uint16, uint16_t)              \
-    X(uint32, uint32_t)              \
-    X(uint64, uint64_t)              \
-    X(size, size_t)
-#define TEST_REDUCE_BITWISE_TYPES(X) \
-    X(uchar, unsigned char)          \
-    X(ushort, unsigned short)        \
-    X(uint, unsigned int)            \
-    X(ulong, unsigned long)          \
-    X(ulonglong, unsigned long long) \
-    X(int8, int8_t)                  \
-    X(int16, int16_t)                \
-    X(int32, int32_t)                \
-    X(int64, int64_t)                \
-    X(uint8, uint8_t)                \
-    X(uint16, uint16_t)              \
-    X(uint32, uint32_t)              \
-    X(uint64, uint64_t)              \
-    X(size, size_t)
+// The reduction lists (TEST_REDUCE_TYPES, TEST_REDUCE_BITWISE_TYPES) are test_types.h's.
 
 enum Op { OpAnd, OpOr, OpXor, OpMin, OpMax, OpSum, OpProd };
 

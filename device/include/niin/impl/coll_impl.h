@@ -29,6 +29,8 @@
 #include "niin/impl/sync_impl.h"
 
 #if defined(__CUDACC__)
+#include <type_traits>
+
 namespace niin {
 namespace detail {
 
@@ -45,128 +47,39 @@ enum class CollOp : int { And, Or, Xor, Min, Max, Sum, Prod, MaxLoc };
 #define NIIN_COLL_OP_sum niin::detail::CollOp::Sum
 #define NIIN_COLL_OP_prod niin::detail::CollOp::Prod
 
-/* Whether an integer type is signed (the integer types of the reduce lists). */
-template <typename T>
-struct coll_signed;
+/* The unsigned fixed-width integer of a width. */
+template <int Bytes>
+struct coll_uint;
 template <>
-struct coll_signed<char> {
-    static constexpr bool value = CHAR_MIN < 0;
-};
-template <>
-struct coll_signed<signed char> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_signed<short> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_signed<int> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_signed<long> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_signed<long long> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_signed<unsigned char> {
-    static constexpr bool value = false;
-};
-template <>
-struct coll_signed<unsigned short> {
-    static constexpr bool value = false;
-};
-template <>
-struct coll_signed<unsigned int> {
-    static constexpr bool value = false;
-};
-template <>
-struct coll_signed<unsigned long> {
-    static constexpr bool value = false;
-};
-template <>
-struct coll_signed<unsigned long long> {
-    static constexpr bool value = false;
-};
-
-/* The fixed-width integer of a width and sign. */
-template <int Bytes, bool Signed>
-struct coll_int;
-template <>
-struct coll_int<1, true> {
-    using type = int8_t;
-};
-template <>
-struct coll_int<2, true> {
-    using type = int16_t;
-};
-template <>
-struct coll_int<4, true> {
-    using type = int32_t;
-};
-template <>
-struct coll_int<8, true> {
-    using type = int64_t;
-};
-template <>
-struct coll_int<1, false> {
+struct coll_uint<1> {
     using type = uint8_t;
 };
 template <>
-struct coll_int<2, false> {
+struct coll_uint<2> {
     using type = uint16_t;
 };
 template <>
-struct coll_int<4, false> {
+struct coll_uint<4> {
     using type = uint32_t;
 };
 template <>
-struct coll_int<8, false> {
+struct coll_uint<8> {
     using type = uint64_t;
 };
 
-/* Element types that are not integers: reduced as themselves. */
-template <typename T>
-struct coll_is_float {
-    static constexpr bool value = false;
-};
-template <>
-struct coll_is_float<float> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_is_float<double> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_is_float<half> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_is_float<__nv_bfloat16> {
-    static constexpr bool value = true;
-};
-template <>
-struct coll_is_float<double2> {
-    static constexpr bool value = true;
-};
-
-/* The type a reduction of T with Op computes in: T for the floating types; for the integers
- * the fixed-width integer of T's width, signed only for a signed T's min and max (and, or,
- * xor, sum and prod give the same bits in the unsigned type, where overflow is defined). */
-template <typename T, CollOp Op, bool Float = coll_is_float<T>::value>
+/* The type a reduction of T with Op computes in: T for the types that are not integers
+ * (floating point, half, bfloat16, double2); for the integers the fixed-width integer of T's
+ * width, signed only for a signed T's min and max (and, or, xor, sum and prod give the same
+ * bits in the unsigned type, where overflow is defined). */
+template <typename T, CollOp Op, bool Integer = std::is_integral<T>::value>
 struct coll_elem {
     using type = T;
 };
 template <typename T, CollOp Op>
-struct coll_elem<T, Op, false> {
-    using type = typename coll_int<static_cast<int>(sizeof(T)),
-                                   (Op == CollOp::Min || Op == CollOp::Max) &&
-                                       coll_signed<T>::value>::type;
+struct coll_elem<T, Op, true> {
+    using U = typename coll_uint<static_cast<int>(sizeof(T))>::type;
+    using type = std::conditional_t<(Op == CollOp::Min || Op == CollOp::Max) && std::is_signed<T>::value,
+                                    std::make_signed_t<U>, U>;
 };
 
 /* The type E's sum and product are computed in: unsigned int for the narrow unsigned
@@ -462,6 +375,15 @@ __device__ __forceinline__ int reduce(Coop coop, const char *fn, nvshmem_team_t 
 
 enum class CollMove : int { Broadcast, Fcollect, Alltoall };
 
+/* coop_copy behind a function of its own, which the movements call through the calling
+ * convention (call_out_of_line_direct). Not coop_copy's own address: that would compile
+ * coop_copy to the convention for every caller, and a putmem_block kernel went from 58 to 64
+ * registers. */
+template <typename Coop>
+__device__ __noinline__ void coll_copy(Coop coop, char *dst, const char *src, size_t bytes) {
+    coop_copy(coop, dst, src, bytes);
+}
+
 /* `bytes` per block, by every thread of `coop` (coop_copy of copy_impl.h, no synchronization
  * between the blocks). The pushes start at the next member, so the PEs write to different
  * members at a time. */
@@ -475,30 +397,24 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     const niin_device_context &c = niin_ctx_value;
     char *d = static_cast<char *>(dest);
     const char *src = static_cast<const char *>(source);
-    /* coop_copy through the calling convention: called directly from this loop, ptxas
-     * allocated its registers on top of the loop's (thread and warp fcollect / alltoall
-     * needed 68-72 registers, over a 1024-thread block's 64). */
+    /* The copies go through coll_copy, compiled to the calling convention: coop_copy called
+     * directly from this loop had its registers allocated on top of the loop's (thread and
+     * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64). */
     if constexpr (K == CollMove::Broadcast) {
         const char *from = coll_at(src, coll_delta(c, t, root));
-        if (from != d) call_out_of_line_direct<&coop_copy<Coop>>(coop, d, from, bytes);
+        if (from != d) call_out_of_line_direct<&coll_copy<Coop>>(coop, d, from, bytes);
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {
             int j = t.me + 1 + i;
             if (j >= t.size) j -= t.size;
             const char *from = K == CollMove::Fcollect ? src : src + static_cast<size_t>(j) * bytes;
-            call_out_of_line_direct<&coop_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
+            call_out_of_line_direct<&coll_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
                                                       from, bytes);
         }
     }
     coll_end(coop, fn, team, t, K != CollMove::Broadcast);
     return 0;
-}
-
-template <CollMove K, typename Coop>
-__device__ __forceinline__ int move(Coop coop, const char *fn, nvshmem_team_t team, void *dest,
-                                    const void *source, size_t bytes, int root) {
-    return move_body<Coop, K>(coop, fn, team, dest, source, bytes, root);
 }
 
 } /* namespace detail */
@@ -523,36 +439,36 @@ __device__ __forceinline__ int move(Coop coop, const char *fn, nvshmem_team_t te
 #define NIIN_DEFINE_COLL_MOVE_AT(NAME, TYPE, PREFIX, SUFFIX, QUAL, COOP)                          \
     QUAL int PREFIX##NAME##_broadcast##SUFFIX(nvshmem_team_t team, TYPE *dest,                   \
                                               const TYPE *source, size_t nelems, int PE_root) {  \
-        return niin::detail::move<niin::detail::CollMove::Broadcast>(                            \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Broadcast>(                          \
             COOP{}, #PREFIX #NAME "_broadcast" #SUFFIX, team, dest, source,                      \
             nelems * sizeof(TYPE), PE_root);                                                     \
     }                                                                                            \
     QUAL int PREFIX##NAME##_fcollect##SUFFIX(nvshmem_team_t team, TYPE *dest,                    \
                                              const TYPE *source, size_t nelems) {                \
-        return niin::detail::move<niin::detail::CollMove::Fcollect>(                             \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Fcollect>(                           \
             COOP{}, #PREFIX #NAME "_fcollect" #SUFFIX, team, dest, source,                       \
             nelems * sizeof(TYPE), 0);                                                           \
     }                                                                                            \
     QUAL int PREFIX##NAME##_alltoall##SUFFIX(nvshmem_team_t team, TYPE *dest,                    \
                                              const TYPE *source, size_t nelems) {                \
-        return niin::detail::move<niin::detail::CollMove::Alltoall>(                             \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Alltoall>(                           \
             COOP{}, #PREFIX #NAME "_alltoall" #SUFFIX, team, dest, source,                       \
             nelems * sizeof(TYPE), 0);                                                           \
     }
 #define NIIN_DEFINE_COLL_MOVE_MEM_AT(PREFIX, SUFFIX, QUAL, COOP)                                  \
     QUAL int PREFIX##broadcastmem##SUFFIX(nvshmem_team_t team, void *dest, const void *source,   \
                                           size_t nelems, int PE_root) {                          \
-        return niin::detail::move<niin::detail::CollMove::Broadcast>(                            \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Broadcast>(                          \
             COOP{}, #PREFIX "broadcastmem" #SUFFIX, team, dest, source, nelems, PE_root);         \
     }                                                                                            \
     QUAL int PREFIX##fcollectmem##SUFFIX(nvshmem_team_t team, void *dest, const void *source,    \
                                          size_t nelems) {                                        \
-        return niin::detail::move<niin::detail::CollMove::Fcollect>(                             \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Fcollect>(                           \
             COOP{}, #PREFIX "fcollectmem" #SUFFIX, team, dest, source, nelems, 0);                \
     }                                                                                            \
     QUAL int PREFIX##alltoallmem##SUFFIX(nvshmem_team_t team, void *dest, const void *source,    \
                                          size_t nelems) {                                        \
-        return niin::detail::move<niin::detail::CollMove::Alltoall>(                             \
+        return niin::detail::move_body<COOP, niin::detail::CollMove::Alltoall>(                           \
             COOP{}, #PREFIX "alltoallmem" #SUFFIX, team, dest, source, nelems, 0);                \
     }
 
