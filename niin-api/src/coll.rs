@@ -8,8 +8,10 @@
 //! is in [`niin_transport::coll`]: floating reductions combine the PEs' values in team
 //! order, so every PE gets bit-identical results; a reduction may be in place.
 //!
-//! The mock runs every form; a GPU world runs the blocking forms through host RMA and
-//! reports the stream forms as not implemented yet (device collectives run in kernels).
+//! The mock runs every form. A GPU world runs every form on the GPU for a team of LSA
+//! peers (copy engines and reduction kernels between two team barriers, on the stream);
+//! a team with a member reached only over the network runs the blocking forms through
+//! host RMA and refuses the stream forms with [`Error`] naming that member.
 
 use niin_teams::TeamId;
 use niin_transport::{CollKind, Collective, Elem, Order, ReduceOp, SymAddr, Transport};

@@ -499,19 +499,30 @@ impl Transport for Routed {
         self.primary().barrier(order, team)
     }
 
-    /// The mock runs collectives itself (blocking and on streams); GPU worlds run the
-    /// blocking form with this router's own blocking RMA and barrier ([`coll::run`]).
+    /// The mock runs collectives itself (blocking and on streams). In a GPU world a team
+    /// of LSA peers runs on the LSA transport (copy engines and reduction kernels, on the
+    /// stream: `lsa/coll.rs`); a team with a member that only GIN reaches runs the blocking
+    /// form with this router's own blocking RMA and barrier ([`coll::run`]), and refuses
+    /// the stream form, naming that member.
     fn collective(&self, order: Order, c: &Collective) -> Result<()> {
         if let AnyTransport::Mock(m) = self.primary() {
             return m.collective(order, c);
         }
-        match order {
-            Order::Now => coll::run(self, c),
-            Order::Stream(_) => Err(TransportError::NotImplemented {
+        c.validate(self.my_pe())?;
+        let remote = (0..c.team.size)
+            .map(|j| c.team.world_pe(j))
+            .find(|&pe| !self.is_lsa_peer(pe));
+        match (remote, order) {
+            (None, _) => self.primary().collective(order, c),
+            (Some(_), Order::Now) => coll::run(self, c),
+            (Some(pe), Order::Stream(_)) => Err(TransportError::NotImplemented {
                 what: format!(
-                    "{} on a stream (nvshmemx_*_on_stream) in a GPU world: use the blocking \
-                     host form or the device collective",
-                    c.kind.name()
+                    "{} on a stream (nvshmemx_*_on_stream) over team {}: PE {pe} is not an LSA \
+                     peer of PE {} (stream collectives need every member in this PE's NVLink \
+                     domain): use the blocking host form or the device collective",
+                    c.kind.name(),
+                    c.team.team,
+                    self.my_pe()
                 ),
             }),
         }

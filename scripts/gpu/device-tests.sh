@@ -384,7 +384,7 @@ fi
 # ---- collectives --------------------------------------------------------------------------
 # One table per PE count: a row per (collective, size) of tests/gpu/coll_bw.cu's COLL lines.
 if [[ " $PARTS " == *" collectives "* ]]; then
-    echo "=== collectives: device collectives on NVSHMEM_TEAM_WORLD, one CTA, PEs on one GPU (time-sliced)"
+    echo "=== collectives: device collectives on NVSHMEM_TEAM_WORLD, one CTA, and the host forms on a stream; PEs on one GPU (time-sliced)"
     for n in 1 2; do
         run "collectives, niin-rs and NCCL 2.31.2, $n PE(s) (mpirun, unique id)" "$T/coll_niin_$n.log" \
             env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 TEST_UID_FILE="$(uid)" \
@@ -459,6 +459,21 @@ for n in (1, 2):
             a, b = vals.get(("niin", c, s)), vals.get(("nvshmem", c, s))
             ratio = "%.2f" % (a[0] / b[0]) if a and b and b[0] > 0 else "-"
             print(fmt % ((c, size_name(s)) + tuple(cells[:3]) + (ratio,) + tuple(cells[3:])))
+    print()
+    print("host forms on a stream (nvshmemx_*_on_stream, calls enqueued back to back), %d PE(s): us per"
+          " operation; niin/NVSHMEM below 1 favours niin-rs" % n)
+    fmt2 = "%-10s %-8s | %-12s %-12s %-10s %-12s | %-12s %-12s"
+    print(fmt2 % ("collective", "size", "us niin", "us NVSHMEM", "us nccl", "niin/NVSHMEM", "GB/s niin",
+                  "GB/s NVSHMEM"))
+    for c in COLLS:
+        for s in sizes:
+            a, b, g = (vals.get((i, c, s)) for i in ("niin-stream", "nvshmem-stream", "nccl"))
+            if a is None and b is None:
+                continue
+            us = lambda v: "-" if v is None else "%.2f" % v[0]
+            bw = lambda v: "-" if v is None else "%.3g" % v[1]
+            ratio = "%.2f" % (a[0] / b[0]) if a and b and b[0] > 0 else "-"
+            print(fmt2 % (c, size_name(s), us(a), us(b), us(g), ratio, bw(a), bw(b)))
     for (impl, c), t in sorted(threads.items()):
         print("%s %s kernel: %s" % (impl, c, t))
     for line in notes:

@@ -82,7 +82,7 @@ run "C host API, MPI init (NIIN_HAS_MPI), 2 PEs, NCCL 2.31.2" env NIIN_TRANSPORT
     /tmp/niin-t/host_api_mpi mpi
 
 echo "=== 3. Rust conformance checks on the NCCL transport"
-CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations teams_split_translate_barrier team_barrier_on_stream collectives_every_type collectives_team_shapes collectives_bad_input heap_symmetric bad_input"
+CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations teams_split_translate_barrier team_barrier_on_stream collectives_every_type collectives_on_stream collectives_team_shapes collectives_bad_input heap_symmetric bad_input"
 run "Rust checks, 1 PE, NCCL 2.28.3" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL228 \
     "$BIN/niinrun" -n 1 --timeout 120 "$BIN/check_worker" bad_input heap_symmetric
 for n in 2 4; do

@@ -16,6 +16,10 @@
 // device/nvshmemx_coll_defines.cuh.) `bytes` is each PE's contribution: the reduced array,
 // or the block of fcollect / alltoall / broadcast: 8 B, 64 B, 512 B, 4 KiB, 32 KiB, 256 KiB,
 // 2 MiB, 16 MiB, 64 MiB.
+// Host forms on a stream (both builds): nvshmemx_float_sum_reduce_on_stream,
+// nvshmemx_fcollectmem_on_stream, nvshmemx_alltoallmem_on_stream and
+// nvshmemx_broadcastmem_on_stream (root 0), NVSHMEM_TEAM_WORLD, `iters` calls enqueued back to
+// back on the stream, timed and checked as the device ones.
 // NCCL (niin-rs build only; NCCL is dlopen'ed, NIIN_NCCL_LIBRARY or libnccl.so.2, never
 // linked): ncclAllReduce (float, sum), ncclAllGather, ncclAlltoAll (when the loaded NCCL has
 // it), ncclBroadcast (root 0), bytes as above, on a communicator of its own
@@ -39,7 +43,8 @@
 // Output (PE 0), '|'-separated, one line per (implementation, collective, size):
 //   COLLPES|<npes>                     (first; then the COLLTHREADS lines, see below)
 //   COLL|<impl>|<collective>|<bytes>|<us per op>|<GB/s>|<iters>
-// impl: niin (niin-rs build), nvshmem (-DTEST_NVSHMEM) or nccl; collective: reduce, fcollect,
+// impl: niin (niin-rs build), nvshmem (-DTEST_NVSHMEM), niin-stream / nvshmem-stream (the host
+// forms on a stream, below) or nccl; collective: reduce, fcollect,
 // alltoall, broadcast. "SKIP nccl: <reason>" / "SKIP nccl alltoall" when NCCL (or its
 // ncclAlltoAll) cannot be used. A failed check is printed by its PE ("data check: FAILED
 // <detail>"); at the end PE 0 prints "data check: ok (...)" or "data check: FAILED <n>
@@ -313,6 +318,31 @@ static int block_threads(const char *name, K kernel, int me) {
     return t;
 }
 
+// ---- host-initiated collectives on a stream (both builds) --------------------------------------
+// `n` calls of the collective's host form on the stream, enqueued back to back:
+// nvshmemx_float_sum_reduce_on_stream, nvshmemx_fcollectmem_on_stream,
+// nvshmemx_alltoallmem_on_stream, nvshmemx_broadcastmem_on_stream (root 0), on
+// NVSHMEM_TEAM_WORLD. Printed as impl "<impl>-stream".
+static void launch_host_stream(Bench &b, int coll, size_t bytes, int n) {
+    for (int i = 0; i < n; i++) {
+        int r = 0;
+        switch (coll) {
+        case C_REDUCE:
+            r = nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, static_cast<float *>(b.dst),
+                                                    static_cast<const float *>(b.src), block_words(bytes),
+                                                    b.stream);
+            break;
+        case C_FCOLLECT: r = nvshmemx_fcollectmem_on_stream(NVSHMEM_TEAM_WORLD, b.dst, b.src, bytes, b.stream); break;
+        case C_ALLTOALL: r = nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, b.dst, b.src, bytes, b.stream); break;
+        default: r = nvshmemx_broadcastmem_on_stream(NVSHMEM_TEAM_WORLD, b.dst, b.src, bytes, 0, b.stream); break;
+        }
+        if (r != 0) {
+            fprintf(stderr, "PE %d: %s on stream, %zu B: returned %d\n", b.me, kCollName[coll], bytes, r);
+            exit(2);
+        }
+    }
+}
+
 // ---- NCCL (niin-rs build only) ------------------------------------------------------------------
 #ifndef TEST_NVSHMEM
 // The few declarations of nccl.h this needs (NCCL 2.31.2's values): ncclResult_t,
@@ -497,6 +527,13 @@ int main() {
         for (int k = 0; k < kNumSizes; k++) {
             const size_t bytes = kSizes[k];
             measure(b, kImpl, coll, bytes, [&](int n) { launch_device(b, coll, bytes, n); });
+        }
+    char stream_impl[32];
+    snprintf(stream_impl, sizeof stream_impl, "%s-stream", kImpl);
+    for (int coll = 0; coll < kColls; coll++)
+        for (int k = 0; k < kNumSizes; k++) {
+            const size_t bytes = kSizes[k];
+            measure(b, stream_impl, coll, bytes, [&](int n) { launch_host_stream(b, coll, bytes, n); });
         }
 #ifndef TEST_NVSHMEM
     nccl_part(b);

@@ -97,6 +97,7 @@
 //! [`CudaError::KernelTimeout`] with those values, and clears the record.
 //! `cuStreamWaitValue` waits have no deadline; choose the kernel where one is needed.
 
+mod coll_kernels;
 mod device;
 mod driver;
 mod error;
@@ -109,6 +110,7 @@ mod vmm;
 
 pub use cudarc::driver::sys;
 
+pub use coll_kernels::{CollKernels, ReduceLaunch, coll_ptx, has_reduce_kernel};
 pub use device::Device;
 pub use driver::{choose_device, device_count, driver, driver_version};
 pub use error::{CudaError, Result};

@@ -18,6 +18,7 @@
 //! | barrier over all PEs | `ncclAllReduce` of one integer on the stream |
 //! | blocking barrier over a sub-team | a central, self-resetting counter in the control area after the heap (one word per team handle at the team's PE 0), advanced with the AMO kernel and polled from the host |
 //! | barrier over a sub-team on a stream | arrival counters in the control area (two per team handle on every PE): `signal_add` kernels to every other member's counter, then the wait kernel (with its deadline) on this PE's own; see "Stream barriers of sub-teams" |
+//! | collectives (reduce, reducescatter, broadcast, fcollect, alltoall) of a team of LSA peers | a barrier, copy-engine copies or one generated reduction kernel, a barrier, on the stream (`coll.rs`) |
 //!
 //! [`Order::Now`] operations run on an internal stream and are synchronized before the
 //! call returns; [`Order::Stream`] operations are enqueued on the caller's stream (a
@@ -73,6 +74,7 @@
 //! waits do. On NCCL 2.28, which cannot tell the host the peers' addresses, only a world
 //! of one PE works (an error names the version for more).
 
+mod coll;
 pub mod device_support;
 mod registered;
 mod stream_barrier;
@@ -86,8 +88,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::coll::Collective;
 use crate::cuda::{
-    self, Device, DeviceBuffer, HostKernels, HostPinned, Stream, WaitCond, WaitSpec,
+    self, CollKernels, Device, DeviceBuffer, HostKernels, HostPinned, Stream, WaitCond, WaitSpec,
 };
 use crate::error::{Result, TransportError};
 use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
@@ -136,6 +139,11 @@ pub struct LsaTransport {
     internal: Stream,
     /// One `int` for the all-reduce barrier.
     barrier_word: DeviceBuffer,
+    /// `bases` on the device (0 for a PE that is not an LSA peer), for the reduction
+    /// kernels of collectives.
+    bases_on_device: DeviceBuffer,
+    /// The reduction kernels, loaded at the first reduction (`coll.rs`).
+    coll_kernels: Mutex<Option<Arc<CollKernels>>>,
     /// Mapped pinned word where the AMO kernel writes the old value (one AMO at a time).
     amo_result: Mutex<HostPinned>,
     /// Counts of the stream barriers over sub-teams (held while one is enqueued).
@@ -233,6 +241,12 @@ impl LsaTransport {
         internal.synchronize().map_err(cuda_err)?;
         let kernels = HostKernels::load(&device).map_err(cuda_err)?;
         let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;
+        let table: Vec<u64> = bases.iter().map(|b| b.unwrap_or(0)).collect();
+        let bases_on_device = DeviceBuffer::alloc(8 * n_pes).map_err(cuda_err)?;
+        // SAFETY: `bases_on_device` holds `8 * n_pes` bytes, the size of `table`, which
+        // outlives the synchronous copy.
+        unsafe { cuda::memcpy_sync(bases_on_device.ptr(), table.as_ptr() as u64, 8 * n_pes) }
+            .map_err(cuda_err)?;
         let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
         let use_stream_mem_ops = device.supports_stream_mem_ops().unwrap_or(false);
         Ok(LsaTransport {
@@ -245,6 +259,8 @@ impl LsaTransport {
             kernels,
             internal,
             barrier_word,
+            bases_on_device,
+            coll_kernels: Mutex::new(None),
             amo_result,
             stream_barriers: Mutex::new(StreamBarriers::default()),
             streams: Mutex::new(HashMap::new()),
@@ -559,6 +575,11 @@ impl LsaTransport {
     /// of sub-teams" in the module docs): one `signal_add` to every other member's
     /// counter, then a wait kernel on this PE's own. Returns once enqueued.
     fn team_barrier_on_stream(&self, order: Order, team: TeamSync) -> Result<()> {
+        self.on(order, |s| self.enqueue_team_barrier(s, team))
+    }
+
+    /// Enqueues on `s` the stream barrier of a sub-team (see team_barrier_on_stream).
+    fn enqueue_team_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
         let slot = Self::barrier_slot(team)?;
         let others = stream_barrier::other_members(&team, self.pe, self.n_pes).map_err(|what| {
             TransportError::BadArgument {
@@ -591,23 +612,38 @@ impl LsaTransport {
             .unwrap_or_else(|e| e.into_inner());
         let step = book.next(slot, &team);
         let counter = self.heap_size + stream_barrier::stream_counter_offset(slot, step.parity);
-        self.on(order, |s| {
-            for base in &bases {
-                // SAFETY: `base + counter` is an 8-aligned word of the control area after a
-                // mapped LSA peer's heap (inside its window, which lives as long as `self`).
-                unsafe { self.kernels.signal_add(s, base + counter, 1) }.map_err(cuda_err)?;
-            }
-            let spec = WaitSpec::single(
-                mine + counter,
-                WaitKind::SIGNAL,
-                Cmp::Ge,
-                step.expect,
-                self.timeout.as_nanos() as u64,
-            );
-            // SAFETY: the word is an 8-aligned word of this PE's control area, alive as long
-            // as `self`.
-            unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
-        })
+        for base in &bases {
+            // SAFETY: `base + counter` is an 8-aligned word of the control area after a
+            // mapped LSA peer's heap (inside its window, which lives as long as `self`).
+            unsafe { self.kernels.signal_add(s, base + counter, 1) }.map_err(cuda_err)?;
+        }
+        let spec = WaitSpec::single(
+            mine + counter,
+            WaitKind::SIGNAL,
+            Cmp::Ge,
+            step.expect,
+            self.timeout.as_nanos() as u64,
+        );
+        // SAFETY: the word is an 8-aligned word of this PE's control area, alive as long as
+        // `self`.
+        unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+    }
+
+    /// Enqueues on `s` a barrier of `team` (every member an LSA peer): the all-reduce of
+    /// the world, or the stream barrier of a sub-team.
+    fn enqueue_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
+        let all = team.start == 0 && team.stride == 1 && team.size == self.n_pes;
+        if !all {
+            return self.enqueue_team_barrier(s, team);
+        }
+        let word = self.barrier_word.ptr();
+        // SAFETY: `word` is 8 bytes of device memory owned by this transport; the
+        // communicator is live; the all-reduce is enqueued on `s`.
+        unsafe {
+            self.comm
+                .all_reduce_sum_i32(word as *const i32, word as *mut i32, 1, s.raw() as *mut _)
+        }
+        .map_err(nccl_err)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1098,26 +1134,16 @@ impl Transport for LsaTransport {
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
         self.live()?;
         let all = team.start == 0 && team.stride == 1 && team.size == self.n_pes;
-        if !all {
-            return match order {
-                Order::Now => self.team_barrier_now(team),
-                Order::Stream(_) => self.team_barrier_on_stream(order, team),
-            };
+        match order {
+            Order::Now if !all => self.team_barrier_now(team),
+            Order::Stream(_) if !all => self.team_barrier_on_stream(order, team),
+            _ => self.on(order, |s| self.enqueue_barrier(s, team)),
         }
-        let word = self.barrier_word.ptr();
-        self.on(order, |s| {
-            // SAFETY: `word` is 8 bytes of device memory owned by this transport; the
-            // communicator is live; the all-reduce is enqueued on `s`.
-            unsafe {
-                self.comm.all_reduce_sum_i32(
-                    word as *const i32,
-                    word as *mut i32,
-                    1,
-                    s.raw() as *mut _,
-                )
-            }
-            .map_err(nccl_err)
-        })
+    }
+
+    fn collective(&self, order: Order, c: &Collective) -> Result<()> {
+        self.live()?;
+        self.run_collective(order, c)
     }
 
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {
