@@ -499,29 +499,35 @@ impl Transport for Routed {
         self.primary().barrier(order, team)
     }
 
-    /// The mock runs collectives itself (blocking and on streams). In a GPU world a team
-    /// of LSA peers runs on the LSA transport (copy engines and reduction kernels, on the
-    /// stream: `lsa/coll.rs`); a team with a member that only GIN reaches runs the blocking
-    /// form with this router's own blocking RMA and barrier ([`coll::run`]), and refuses
-    /// the stream form, naming that member.
+    /// The mock runs collectives itself (blocking and on streams). In a GPU world the LSA
+    /// transport runs a team of LSA peers (copy engines and reduction kernels, on the
+    /// stream) and, through NCCL, a world with other nodes' PEs where NCCL has the type and
+    /// operator (`lsa/coll.rs`); any other team runs the blocking form with this router's
+    /// own blocking RMA and barrier ([`coll::run`]), and refuses the stream form, naming
+    /// the member that only GIN reaches.
     fn collective(&self, order: Order, c: &Collective) -> Result<()> {
-        if let AnyTransport::Mock(m) = self.primary() {
-            return m.collective(order, c);
+        match self.primary() {
+            AnyTransport::Mock(m) => return m.collective(order, c),
+            AnyTransport::Lsa(l) if l.runs_collective(c) => return l.collective(order, c),
+            _ => {}
         }
         c.validate(self.my_pe())?;
         let remote = (0..c.team.size)
             .map(|j| c.team.world_pe(j))
-            .find(|&pe| !self.is_lsa_peer(pe));
-        match (remote, order) {
-            (None, _) => self.primary().collective(order, c),
-            (Some(_), Order::Now) => coll::run(self, c),
-            (Some(pe), Order::Stream(_)) => Err(TransportError::NotImplemented {
+            .find(|&pe| !self.is_lsa_peer(pe))
+            .unwrap_or(self.my_pe());
+        match order {
+            Order::Now => coll::run(self, c),
+            Order::Stream(_) => Err(TransportError::NotImplemented {
                 what: format!(
-                    "{} on a stream (nvshmemx_*_on_stream) over team {}: PE {pe} is not an LSA \
-                     peer of PE {} (stream collectives need every member in this PE's NVLink \
-                     domain): use the blocking host form or the device collective",
+                    "{} on a stream (nvshmemx_*_on_stream) over team {}: PE {} is not an LSA \
+                     peer of PE {} (stream collectives of a team other than the world need \
+                     every member in this PE's NVLink domain; the world's go through NCCL where \
+                     it has the type and operator): use the blocking host form or the device \
+                     collective",
                     c.kind.name(),
                     c.team.team,
+                    remote,
                     self.my_pe()
                 ),
             }),

@@ -84,11 +84,17 @@ run "C host API, MPI init (NIIN_HAS_MPI), 2 PEs, NCCL 2.31.2" env NIIN_TRANSPORT
 echo "=== 3. Rust conformance checks on the NCCL transport"
 CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations teams_split_translate_barrier team_barrier_on_stream collectives_every_type collectives_on_stream collectives_team_shapes collectives_bad_input heap_symmetric bad_input"
 run "Rust checks, 1 PE, NCCL 2.28.3" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL228 \
-    "$BIN/niinrun" -n 1 --timeout 120 "$BIN/check_worker" bad_input heap_symmetric
+    "$BIN/niinrun" -n 1 --timeout 120 "$BIN/check_worker" bad_input heap_symmetric collectives_every_type \
+    collectives_on_stream
 for n in 2 4; do
     run "Rust checks, $n PEs on one GPU, NCCL 2.31.2" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
         NCCL_MULTI_RANK_GPU_ENABLE=1 "$BIN/niinrun" -n $n --timeout 120 "$BIN/check_worker" $CHECKS
 done
+# The world's host collectives through NCCL's own (NIIN_HOST_COLL=nccl: the path of a world with
+# PEs on other nodes); sub-teams and what NCCL lacks (16-bit integers, bitwise) stay on the LSA path.
+run "Rust collective checks, 2 PEs, NIIN_HOST_COLL=nccl" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
+    NCCL_MULTI_RANK_GPU_ENABLE=1 NIIN_HOST_COLL=nccl "$BIN/niinrun" -n 2 --timeout 120 "$BIN/check_worker" \
+    collectives_every_type collectives_on_stream collectives_team_shapes
 
 echo "=== 4. putmem_on_stream bandwidth, 2 PEs on one GPU (time-sliced; bandwidth is meaningful)"
 run "bandwidth niin-rs (niinrun, nvshmem_init)" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \

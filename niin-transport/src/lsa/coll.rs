@@ -25,18 +25,141 @@
 //! 3. a barrier of the team again: nobody's `src` or `dst` is reused while a member still
 //!    reads or writes it, and every member's data has landed.
 //!
-//! Every member must be an LSA peer of this PE; the router sends other teams elsewhere.
+//! Every member must be an LSA peer of this PE, with one exception: a collective over
+//! the world whose type and operator NCCL has is one NCCL collective on the world's
+//! communicator, on the stream (`ncclAllReduce`, `ncclReduceScatter`, `ncclBroadcast`,
+//! `ncclAllGather`, `ncclAlltoAll`; NCCL orders and synchronizes the ranks itself). That is
+//! the path of a world with PEs on other nodes, and any world's with `NIIN_HOST_COLL=nccl`
+//! ([`HostCollPath`]). NCCL has no 16-bit integers and no bitwise operators; its floating
+//! sums and products combine the PEs in its own order (the same result on every PE, not
+//! necessarily the team-order result of the other paths). The router runs what this
+//! transport cannot ([`LsaTransport::runs_collective`]) elsewhere.
 //! A collective of zero elements enqueues nothing (every member skips it alike).
 
 use std::sync::Arc;
 
-use super::{LsaTransport, cuda_err};
-use crate::coll::{CollKind, Collective};
+use super::{LsaTransport, cuda_err, nccl_err};
+use crate::coll::{CollKind, Collective, Elem, ReduceOp};
 use crate::cuda::{self, CollKernels, ReduceLaunch, Stream};
 use crate::error::{Result, TransportError};
+use crate::nccl::NcclColl;
+use crate::nccl::sys::{ncclDataType_t as Dt, ncclRedOp_t as Op};
 use crate::ops::{Order, SymAddr};
 
+/// The variable that picks the path of host collectives over the world.
+pub const HOST_COLL_VAR: &str = "NIIN_HOST_COLL";
+
+/// How host collectives over the world run when every PE is an LSA peer
+/// (`NIIN_HOST_COLL`); a world with PEs on other nodes always takes NCCL where NCCL has the
+/// type and operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostCollPath {
+    /// `auto` (the default): copy engines and the reduction kernels.
+    Auto,
+    /// `lsa`: the same as `auto`, named.
+    Lsa,
+    /// `nccl`: NCCL's collectives where NCCL has the type and operator.
+    Nccl,
+}
+
+impl HostCollPath {
+    /// Parses the variable's value (unset: `Auto`); an error names a bad value.
+    pub fn parse(value: Option<&str>) -> Result<HostCollPath> {
+        match value.map(str::trim) {
+            None | Some("") | Some("auto") => Ok(HostCollPath::Auto),
+            Some("lsa") => Ok(HostCollPath::Lsa),
+            Some("nccl") => Ok(HostCollPath::Nccl),
+            Some(other) => Err(TransportError::BadArgument {
+                op: "nvshmem_init",
+                what: format!("{HOST_COLL_VAR}={other:?}: expected auto, lsa or nccl"),
+            }),
+        }
+    }
+}
+
+/// NCCL's type of `e`, where NCCL has one.
+fn nccl_type(e: Elem) -> Option<Dt> {
+    Some(match e {
+        Elem::I8 => Dt::ncclInt8,
+        Elem::U8 => Dt::ncclUint8,
+        Elem::I32 => Dt::ncclInt32,
+        Elem::U32 => Dt::ncclUint32,
+        Elem::I64 => Dt::ncclInt64,
+        Elem::U64 => Dt::ncclUint64,
+        Elem::F16 => Dt::ncclFloat16,
+        Elem::Bf16 => Dt::ncclBfloat16,
+        Elem::F32 => Dt::ncclFloat32,
+        Elem::F64 => Dt::ncclFloat64,
+        Elem::I16 | Elem::U16 => return None,
+    })
+}
+
+/// NCCL's operator of `op`, where NCCL has one.
+fn nccl_op(op: ReduceOp) -> Option<Op> {
+    Some(match op {
+        ReduceOp::Sum => Op::ncclSum,
+        ReduceOp::Prod => Op::ncclProd,
+        ReduceOp::Min => Op::ncclMin,
+        ReduceOp::Max => Op::ncclMax,
+        ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => return None,
+    })
+}
+
+/// The NCCL call of collective `c` over the world and NCCL's count, where NCCL has one
+/// (movements go as bytes).
+fn nccl_call(c: &Collective) -> Option<(NcclColl, usize)> {
+    let bytes = c.block_bytes();
+    Some(match c.kind {
+        CollKind::Reduce(op) => (
+            NcclColl::AllReduce(nccl_type(c.elem)?, nccl_op(op)?),
+            c.nelems,
+        ),
+        CollKind::ReduceScatter(op) => (
+            NcclColl::ReduceScatter(nccl_type(c.elem)?, nccl_op(op)?),
+            c.nelems,
+        ),
+        CollKind::Broadcast { root } => (NcclColl::Broadcast(Dt::ncclUint8, root as i32), bytes),
+        CollKind::Fcollect => (NcclColl::AllGather(Dt::ncclUint8), bytes),
+        CollKind::Alltoall => (NcclColl::AlltoAll(Dt::ncclUint8), bytes),
+    })
+}
+
 impl LsaTransport {
+    /// Whether the team of `c` is the world.
+    fn is_world(&self, c: &Collective) -> bool {
+        c.team.start == 0 && c.team.stride == 1 && c.team.size == self.n_pes
+    }
+
+    /// The NCCL call of `c` where this transport runs it through NCCL: over the world,
+    /// with a type and operator NCCL has (and its function in the loaded library), when a
+    /// member is not an LSA peer or `NIIN_HOST_COLL=nccl`.
+    fn nccl_path(&self, c: &Collective) -> Option<(NcclColl, usize)> {
+        if !self.is_world(c) {
+            return None;
+        }
+        let all_lsa = self.bases.iter().all(Option::is_some);
+        if all_lsa && self.host_coll != HostCollPath::Nccl {
+            return None;
+        }
+        let call = nccl_call(c)?;
+        let symbol = match call.0 {
+            NcclColl::AllReduce(..) => "ncclAllReduce",
+            NcclColl::ReduceScatter(..) => "ncclReduceScatter",
+            NcclColl::Broadcast(..) => "ncclBroadcast",
+            NcclColl::AllGather(..) => "ncclAllGather",
+            NcclColl::AlltoAll(..) => "ncclAlltoAll",
+        };
+        self.comm.nccl().table().has(symbol).then_some(call)
+    }
+
+    /// Whether this transport runs collective `c`: every member an LSA peer, or the NCCL
+    /// path (module docs).
+    pub fn runs_collective(&self, c: &Collective) -> bool {
+        let members_lsa =
+            (0..c.team.size).all(|j| matches!(self.bases.get(c.team.world_pe(j)), Some(Some(_))));
+        members_lsa || self.nccl_path(c).is_some()
+    }
+
     /// The reduction kernels, JIT-compiled at the first call.
     fn reduction_kernels(&self) -> Result<Arc<CollKernels>> {
         let mut slot = self.coll_kernels.lock().unwrap_or_else(|e| e.into_inner());
@@ -60,6 +183,28 @@ impl LsaTransport {
         let (src_bytes, dst_bytes) = c.operand_bytes();
         self.check_range(c.src, src_bytes as u64)?;
         self.check_range(c.dst, dst_bytes as u64)?;
+        if let Some((call, count)) = self.nccl_path(c) {
+            if c.block_bytes() == 0 {
+                return Ok(());
+            }
+            // NCCL's own mapping of the heap (the window it registered), not niin-rs's alias.
+            let heap = self.heap.ptr();
+            let (send, recv) = (heap + c.src.0, heap + c.dst.0);
+            return self.on(order, |s| {
+                // SAFETY: `send` and `recv` are this PE's checked operands inside the heap
+                // NCCL allocated, alive as long as `self`; every PE makes the same call.
+                unsafe {
+                    self.comm.collective(
+                        call,
+                        send as *const _,
+                        recv as *mut _,
+                        count,
+                        s.raw() as *mut _,
+                    )
+                }
+                .map_err(nccl_err)
+            });
+        }
         let members: Vec<usize> = (0..c.team.size).map(|j| c.team.world_pe(j)).collect();
         let bases = members
             .iter()
@@ -155,5 +300,75 @@ impl LsaTransport {
                 )
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::TeamSync;
+
+    #[test]
+    fn host_coll_path_parses_and_names_a_bad_value() {
+        assert_eq!(HostCollPath::parse(None).unwrap(), HostCollPath::Auto);
+        assert_eq!(
+            HostCollPath::parse(Some("auto")).unwrap(),
+            HostCollPath::Auto
+        );
+        assert_eq!(
+            HostCollPath::parse(Some(" lsa ")).unwrap(),
+            HostCollPath::Lsa
+        );
+        assert_eq!(
+            HostCollPath::parse(Some("nccl")).unwrap(),
+            HostCollPath::Nccl
+        );
+        let e = HostCollPath::parse(Some("ring")).unwrap_err().to_string();
+        assert!(e.contains("NIIN_HOST_COLL=\"ring\""), "{e}");
+    }
+
+    fn call(kind: CollKind, elem: Elem, nelems: usize) -> Collective {
+        Collective {
+            kind,
+            team: TeamSync {
+                team: 0,
+                start: 0,
+                stride: 1,
+                size: 4,
+            },
+            dst: SymAddr(0),
+            src: SymAddr(4096),
+            nelems,
+            elem,
+        }
+    }
+
+    #[test]
+    fn nccl_calls_take_nccl_types_and_operators_only() {
+        let sum = |e| nccl_call(&call(CollKind::Reduce(ReduceOp::Sum), e, 10));
+        assert_eq!(
+            sum(Elem::F32),
+            Some((NcclColl::AllReduce(Dt::ncclFloat32, Op::ncclSum), 10))
+        );
+        assert_eq!(
+            sum(Elem::Bf16),
+            Some((NcclColl::AllReduce(Dt::ncclBfloat16, Op::ncclSum), 10))
+        );
+        assert_eq!(sum(Elem::I16), None, "NCCL has no 16-bit integers");
+        assert_eq!(sum(Elem::U16), None);
+        let xor = nccl_call(&call(CollKind::Reduce(ReduceOp::Xor), Elem::U32, 10));
+        assert_eq!(xor, None, "NCCL has no bitwise operators");
+        let rs = nccl_call(&call(CollKind::ReduceScatter(ReduceOp::Min), Elem::I64, 3));
+        assert_eq!(
+            rs,
+            Some((NcclColl::ReduceScatter(Dt::ncclInt64, Op::ncclMin), 3))
+        );
+        // Movements go as bytes, whatever the element type.
+        let b = nccl_call(&call(CollKind::Broadcast { root: 2 }, Elem::I16, 5));
+        assert_eq!(b, Some((NcclColl::Broadcast(Dt::ncclUint8, 2), 10)));
+        let f = nccl_call(&call(CollKind::Fcollect, Elem::F64, 5));
+        assert_eq!(f, Some((NcclColl::AllGather(Dt::ncclUint8), 40)));
+        let a = nccl_call(&call(CollKind::Alltoall, Elem::U8, 7));
+        assert_eq!(a, Some((NcclColl::AlltoAll(Dt::ncclUint8), 7)));
     }
 }

@@ -76,6 +76,7 @@
 
 mod coll;
 pub mod device_support;
+pub use coll::{HOST_COLL_VAR, HostCollPath};
 mod registered;
 mod stream_barrier;
 
@@ -144,6 +145,8 @@ pub struct LsaTransport {
     bases_on_device: DeviceBuffer,
     /// The reduction kernels, loaded at the first reduction (`coll.rs`).
     coll_kernels: Mutex<Option<Arc<CollKernels>>>,
+    /// `NIIN_HOST_COLL`: the path of host collectives over the world (`coll.rs`).
+    host_coll: HostCollPath,
     /// Mapped pinned word where the AMO kernel writes the old value (one AMO at a time).
     amo_result: Mutex<HostPinned>,
     /// Counts of the stream barriers over sub-teams (held while one is enqueued).
@@ -159,7 +162,7 @@ pub struct LsaTransport {
     // windows), the heap's window before the memory it maps, the comm last.
     registered: Registered,
     window: Arc<Window>,
-    _heap: DeviceMem,
+    heap: DeviceMem,
     comm: Comm,
 }
 
@@ -195,6 +198,7 @@ impl LsaTransport {
         timeout: Duration,
     ) -> Result<LsaTransport> {
         device.make_current().map_err(cuda_err)?;
+        let host_coll = HostCollPath::parse(std::env::var(HOST_COLL_VAR).ok().as_deref())?;
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
@@ -261,6 +265,7 @@ impl LsaTransport {
             barrier_word,
             bases_on_device,
             coll_kernels: Mutex::new(None),
+            host_coll,
             amo_result,
             stream_barriers: Mutex::new(StreamBarriers::default()),
             streams: Mutex::new(HashMap::new()),
@@ -269,7 +274,7 @@ impl LsaTransport {
             finalized: AtomicBool::new(false),
             registered,
             window: Arc::new(window),
-            _heap: heap,
+            heap,
             comm,
         })
     }

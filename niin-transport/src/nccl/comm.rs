@@ -401,6 +401,48 @@ impl Comm {
         self.settle()
     }
 
+    /// Enqueues one NCCL collective on `stream` (the host collectives of a world: see
+    /// [`NcclColl`]); `count` is NCCL's (elements per rank where NCCL counts that way).
+    ///
+    /// # Safety
+    /// As [`Comm::all_reduce_sum_i32`], with buffers of the sizes NCCL's function reads
+    /// and writes for `count`.
+    pub unsafe fn collective(
+        &self,
+        call: NcclColl,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        stream: CudaStream,
+    ) -> Result<()> {
+        let (nccl, comm) = (self.inner.nccl, self.inner.raw);
+        let _guard = self.lock();
+        let r = match call {
+            // SAFETY: forwarded from the caller; the communicator is live.
+            NcclColl::AllReduce(t, op) => unsafe {
+                result::all_reduce(nccl, send, recv, count, t, op, comm, stream)
+            },
+            // SAFETY: as above.
+            NcclColl::ReduceScatter(t, op) => unsafe {
+                result::reduce_scatter(nccl, send, recv, count, t, op, comm, stream)
+            },
+            // SAFETY: as above.
+            NcclColl::Broadcast(t, root) => unsafe {
+                result::broadcast(nccl, send, recv, count, t, root, comm, stream)
+            },
+            // SAFETY: as above.
+            NcclColl::AllGather(t) => unsafe {
+                result::all_gather(nccl, send, recv, count, t, comm, stream)
+            },
+            // SAFETY: as above.
+            NcclColl::AlltoAll(t) => unsafe {
+                result::all_to_all(nccl, send, recv, count, t, comm, stream)
+            },
+        };
+        r?;
+        self.settle()
+    }
+
     /// Broadcasts `bytes` bytes from `root`'s `send` into every rank's `recv`
     /// (`ncclBroadcast`, `ncclUint8`), enqueued on `stream`.
     ///
@@ -439,6 +481,21 @@ impl Comm {
         }?;
         self.settle()
     }
+}
+
+/// One NCCL collective call, with its element type (and operator or root).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NcclColl {
+    /// `ncclAllReduce`.
+    AllReduce(sys::ncclDataType_t, sys::ncclRedOp_t),
+    /// `ncclReduceScatter`.
+    ReduceScatter(sys::ncclDataType_t, sys::ncclRedOp_t),
+    /// `ncclBroadcast` from a rank.
+    Broadcast(sys::ncclDataType_t, c_int),
+    /// `ncclAllGather`.
+    AllGather(sys::ncclDataType_t),
+    /// `ncclAlltoAll`.
+    AlltoAll(sys::ncclDataType_t),
 }
 
 impl Drop for CommInner {

@@ -101,7 +101,7 @@ pub mod table;
 pub mod version;
 pub mod window;
 
-pub use comm::{Comm, CommOptions, CommProperties, UniqueId, config_for, gin_type_name};
+pub use comm::{Comm, CommOptions, CommProperties, NcclColl, UniqueId, config_for, gin_type_name};
 pub use devcomm::DevComm;
 pub use error::{NcclError, Result};
 pub use loader::{

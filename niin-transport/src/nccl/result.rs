@@ -171,6 +171,55 @@ pub unsafe fn broadcast(
     call!(nccl, broadcast, comm; send, recv, count, datatype, root, comm, stream)
 }
 
+/// `ncclReduceScatter`, enqueued on `stream`: `send` holds `count` elements per rank.
+///
+/// # Safety
+/// As [`all_reduce`], with `send` of `count × ranks` elements.
+pub unsafe fn reduce_scatter(
+    nccl: &Nccl,
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    datatype: sys::ncclDataType_t,
+    op: sys::ncclRedOp_t,
+    comm: sys::ncclComm_t,
+    stream: CudaStream,
+) -> Result<()> {
+    call!(nccl, reduce_scatter, comm; send, recv, count, datatype, op, comm, stream)
+}
+
+/// `ncclAllGather`, enqueued on `stream`: `recv` holds `count` elements per rank.
+///
+/// # Safety
+/// As [`all_reduce`], with `recv` of `count × ranks` elements.
+pub unsafe fn all_gather(
+    nccl: &Nccl,
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    datatype: sys::ncclDataType_t,
+    comm: sys::ncclComm_t,
+    stream: CudaStream,
+) -> Result<()> {
+    call!(nccl, all_gather, comm; send, recv, count, datatype, comm, stream)
+}
+
+/// `ncclAlltoAll`, enqueued on `stream`: `count` elements to and from every rank.
+///
+/// # Safety
+/// As [`all_reduce`], with `send` and `recv` of `count × ranks` elements.
+pub unsafe fn all_to_all(
+    nccl: &Nccl,
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    datatype: sys::ncclDataType_t,
+    comm: sys::ncclComm_t,
+    stream: CudaStream,
+) -> Result<()> {
+    call!(nccl, all_to_all, comm; send, recv, count, datatype, comm, stream)
+}
+
 /// `ncclGroupStart`.
 pub fn group_start(nccl: &Nccl) -> Result<()> {
     call!(nccl, group_start, std::ptr::null_mut();)

@@ -161,6 +161,18 @@ nccl_table! {
     broadcast = "ncclBroadcast", since "2.2", for "broadcast":
         fn(*const c_void, *mut c_void, usize, ncclDataType_t, c_int, ncclComm_t, CudaStream)
             -> ncclResult_t;
+    /// Reduce-scatter (host collectives over the world).
+    reduce_scatter = "ncclReduceScatter", since "2.2", for "host reducescatter over the world":
+        fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+           CudaStream) -> ncclResult_t;
+    /// All-gather (host fcollect over the world).
+    all_gather = "ncclAllGather", since "2.2", for "host fcollect over the world":
+        fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, CudaStream)
+            -> ncclResult_t;
+    /// All-to-all (host alltoall over the world).
+    all_to_all = "ncclAlltoAll", since "2.28", for "host alltoall over the world":
+        fn(*const c_void, *mut c_void, usize, ncclDataType_t, ncclComm_t, CudaStream)
+            -> ncclResult_t;
     /// Opens a group of NCCL calls.
     group_start = "ncclGroupStart", since "2.0", for "grouping NCCL calls":
         fn() -> ncclResult_t;
@@ -254,6 +266,9 @@ mod tests {
             "ncclGetLastError",
             "ncclAllReduce",
             "ncclBroadcast",
+            "ncclReduceScatter",
+            "ncclAllGather",
+            "ncclAlltoAll",
             "ncclGroupStart",
             "ncclGroupEnd",
             "ncclMemAlloc",
@@ -272,7 +287,7 @@ mod tests {
         ] {
             assert!(names.contains(&name), "{name} missing from the table");
         }
-        assert_eq!(names.len(), 30);
+        assert_eq!(names.len(), 33);
     }
 
     #[test]
