@@ -25,6 +25,7 @@
 #                atomics, strided RMA, teams, launch, collectives): the same runs as
 #                conformance (no -rdc), one table each; conf_coll also against NVSHMEM with
 #                1 PE (its split teams: NVSHMEM refuses splits with several PEs per GPU).
+#                FAMILIES="conf_coll ..." runs only those programs.
 #   variants     the family programs under the device settings' other values, 2 and 4 PEs
 #                on NCCL 2.31.2: conf_signal_wait with NIIN_PUT_SIGNAL_MODE=split, and
 #                conf_signal_wait, conf_team, conf_strided with NIIN_GIN_LOOPBACK=1 (every
@@ -225,6 +226,8 @@ if [[ " $PARTS " == *" families "* ]]; then
     for prog in "$D"/conf_*_231; do
         [ -e "$prog" ] || continue
         fam=$(basename "$prog" _231)
+        # FAMILIES="conf_coll conf_team": only those (a shorter run after a change to them)
+        if [ -n "${FAMILIES:-}" ] && [[ " $FAMILIES " != *" $fam "* ]]; then continue; fi
         echo "=== family $fam"
         run "$fam, 1 PE, NCCL 2.28.3" "$T/${fam}_228_1.log" \
             env NIIN_NCCL_LIBRARY=$NCCL228 $NR -n 1 "$D/${fam}_228"
