@@ -181,6 +181,15 @@ fn kernel_ptx(elem: Elem, op: ReduceOp) -> String {
     } else {
         ""
     };
+    // %rd9 = member %r7's heap base (bases[%r7]) + the operand's offset + %rd7.
+    let at = |operand: &str| {
+        format!(
+            "    mul.wide.u32 %rd8, %r7, 8;\n    add.u64 %rd8, %rd1, %rd8;\n    \
+             ld.global.u64 %rd9, [%rd8];\n    add.u64 %rd9, %rd9, {operand};\n    \
+             add.u64 %rd9, %rd9, %rd7;\n"
+        )
+    };
+    let (src_at, dst_at) = (at("%rd2"), at("%rd3"));
     // Registers: %rd1 bases, %rd2 src, %rd3 dst, %rd4 count, %rd5 i, %rd6 step,
     // %rd7 byte offset, %rd8-%rd9 addresses; %r1 start, %r2 stride, %r3 size, %r4 push,
     // %r5 me, %r6 j, %r7 pe, %r8 last store index.
@@ -227,23 +236,13 @@ ELEMENT:
     mul.lo.u64 %rd7, %rd5, {size};
     // acc = member 0's element
     mov.u32 %r7, %r1;
-    mul.wide.u32 %rd8, %r7, 8;
-    add.u64 %rd8, %rd1, %rd8;
-    ld.global.u64 %rd9, [%rd8];
-    add.u64 %rd9, %rd9, %rd2;
-    add.u64 %rd9, %rd9, %rd7;
-    ld.{ld} %a, [%rd9];
+{src_at}    ld.{ld} %a, [%rd9];
     mov.u32 %r6, 1;
 MEMBER:
     setp.ge.u32 %p2, %r6, %r3;
     @%p2 bra STORE;
     add.u32 %r7, %r7, %r2;
-    mul.wide.u32 %rd8, %r7, 8;
-    add.u64 %rd8, %rd1, %rd8;
-    ld.global.u64 %rd9, [%rd8];
-    add.u64 %rd9, %rd9, %rd2;
-    add.u64 %rd9, %rd9, %rd7;
-    ld.{ld} %b, [%rd9];
+{src_at}    ld.{ld} %b, [%rd9];
 {combine}    add.u32 %r6, %r6, 1;
     bra MEMBER;
 STORE:
@@ -255,12 +254,7 @@ STORE:
 STORE_ONE:
     setp.ge.u32 %p2, %r6, %r8;
     @%p2 bra NEXT;
-    mul.wide.u32 %rd8, %r7, 8;
-    add.u64 %rd8, %rd1, %rd8;
-    ld.global.u64 %rd9, [%rd8];
-    add.u64 %rd9, %rd9, %rd3;
-    add.u64 %rd9, %rd9, %rd7;
-    st.{st} [%rd9], %a;
+{dst_at}    st.{st} [%rd9], %a;
     add.u32 %r7, %r7, %r2;
     add.u32 %r6, %r6, 1;
     bra STORE_ONE;
