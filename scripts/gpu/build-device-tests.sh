@@ -82,14 +82,15 @@ mkdir -p "$OUTD" "$OUTD/logs"
 STRICT=(-std=c++17 -O2 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror)
 NIIN_LINK=(-L"$NH/lib" -lnvshmem_host -Xlinker -rpath='$ORIGIN/../NIIN_HOME/lib')
 
-pids=()
 names=()
+# Each job writes its exit status to logs/<name>.rc: `wait PID` cannot be trusted for it, as
+# the throttle's `jobs` may have reaped the job already ("pid ... is not a child of this
+# shell": a long build reported finished jobs as failed).
 job() { # name, command... (two at a time)
     local name=$1; shift
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return 0; fi
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do sleep 0.2; done
-    ("$@" >"$OUTD/logs/$name.log" 2>&1) &
-    pids+=($!)
+    ("$@" >"$OUTD/logs/$name.log" 2>&1; echo $? >"$OUTD/logs/$name.rc") &
     names+=("$name")
 }
 niin() { # out, NCCL version, extra flags and sources...
@@ -171,8 +172,9 @@ niin libcontext_b.so 2.31.2 -shared -Xcompiler -fPIC tests/gpu/context_two_tus_b
 niin context_dlopen_231 2.31.2 tests/gpu/context_dlopen_main.cu -ldl
 
 failed=0
-for i in "${!pids[@]}"; do
-    if ! wait "${pids[$i]}"; then
+wait
+for i in "${!names[@]}"; do
+    if [ "$(cat "$OUTD/logs/${names[$i]}.rc" 2>/dev/null)" != 0 ]; then
         echo "build-device-tests.sh: ${names[$i]} failed:" >&2
         cat "$OUTD/logs/${names[$i]}.log" >&2
         failed=1
