@@ -90,11 +90,13 @@ for n in 2 4; do
     run "Rust checks, $n PEs on one GPU, NCCL 2.31.2" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
         NCCL_MULTI_RANK_GPU_ENABLE=1 "$BIN/niinrun" -n $n --timeout 120 "$BIN/check_worker" $CHECKS
 done
-# The world's host collectives through NCCL's own (NIIN_HOST_COLL=nccl: the path of a world with
-# PEs on other nodes); sub-teams and what NCCL lacks (16-bit integers, bitwise) stay on the LSA path.
-run "Rust collective checks, 2 PEs, NIIN_HOST_COLL=nccl" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
-    NCCL_MULTI_RANK_GPU_ENABLE=1 NIIN_HOST_COLL=nccl "$BIN/niinrun" -n 2 --timeout 120 "$BIN/check_worker" \
-    collectives_every_type collectives_on_stream collectives_team_shapes
+# The world's host collectives go through NCCL's own where NCCL has the type and operator (the
+# default); NIIN_HOST_COLL=lsa keeps every one on niin-rs's copy engines and reduction kernels.
+for n in 1 2 4; do
+    run "Rust collective checks, $n PE(s), NIIN_HOST_COLL=lsa" env NIIN_TRANSPORT=nccl \
+        NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 NIIN_HOST_COLL=lsa "$BIN/niinrun" -n $n \
+        --timeout 120 "$BIN/check_worker" collectives_every_type collectives_on_stream collectives_team_shapes
+done
 
 echo "=== 4. putmem_on_stream bandwidth, 2 PEs on one GPU (time-sliced; bandwidth is meaningful)"
 run "bandwidth niin-rs (niinrun, nvshmem_init)" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \

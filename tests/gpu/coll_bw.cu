@@ -530,7 +530,21 @@ int main() {
         }
     char stream_impl[32];
     snprintf(stream_impl, sizeof stream_impl, "%s-stream", kImpl);
-    for (int coll = 0; coll < kColls; coll++)
+    bool host_stream = true;
+#ifdef TEST_NVSHMEM
+    // NVSHMEM 3.4.5 ends the process in its host collectives on a stream when several PEs share
+    // a GPU ("not supported with limited MPG runs"): not measured there.
+    int devices = 0;
+    TEST_CUDA(cudaGetDeviceCount(&devices));
+    if (nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) > devices) {
+        host_stream = false;
+        if (b.me == 0)
+            printf("SKIP %s: NVSHMEM 3.4.5 refuses host collectives on a stream with several PEs "
+                   "per GPU\n",
+                   stream_impl);
+    }
+#endif
+    for (int coll = 0; host_stream && coll < kColls; coll++)
         for (int k = 0; k < kNumSizes; k++) {
             const size_t bytes = kSizes[k];
             measure(b, stream_impl, coll, bytes, [&](int n) { launch_host_stream(b, coll, bytes, n); });

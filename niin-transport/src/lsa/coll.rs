@@ -29,11 +29,15 @@
 //! the world whose type and operator NCCL has is one NCCL collective on the world's
 //! communicator, on the stream (`ncclAllReduce`, `ncclReduceScatter`, `ncclBroadcast`,
 //! `ncclAllGather`, `ncclAlltoAll`; NCCL orders and synchronizes the ranks itself). That is
-//! the path of a world with PEs on other nodes, and any world's with `NIIN_HOST_COLL=nccl`
-//! ([`HostCollPath`]). NCCL has no 16-bit integers and no bitwise operators; its floating
-//! sums and products combine the PEs in its own order (the same result on every PE, not
-//! necessarily the team-order result of the other paths). The router runs what this
-//! transport cannot ([`LsaTransport::runs_collective`]) elsewhere.
+//! the default for the world ([`HostCollPath`]): measured on an H200 (`tests/gpu/coll_bw.cu`,
+//! session 12), NCCL's took 5–7 µs a call with 1 PE where the path above took 6–8, and 35
+//! against 55 µs for a 64 MiB float sum; with 2 PEs time-sharing the GPU it needs one or two
+//! time slices (2.25 or 4.5 ms) where two barriers need four (9.0 ms). NCCL has no 16-bit
+//! integers and no bitwise operators: those, and sub-teams, take the path above. NCCL's
+//! floating sums and products combine the PEs in its own order (the same result on every
+//! PE, not necessarily the team-order result of the path above, which `NIIN_HOST_COLL=lsa`
+//! keeps for an all-LSA world). The router runs what this transport cannot
+//! ([`LsaTransport::runs_collective`]) elsewhere.
 //! A collective of zero elements enqueues nothing (every member skips it alike).
 
 use std::sync::Arc;
@@ -54,11 +58,13 @@ pub const HOST_COLL_VAR: &str = "NIIN_HOST_COLL";
 /// type and operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostCollPath {
-    /// `auto` (the default): copy engines and the reduction kernels.
+    /// `auto` (the default): NCCL's collectives where NCCL has the type and operator (the
+    /// faster, module docs), the copy engines and reduction kernels otherwise.
     Auto,
-    /// `lsa`: the same as `auto`, named.
+    /// `lsa`: the copy engines and reduction kernels for every type and operator (results
+    /// combined in team order).
     Lsa,
-    /// `nccl`: NCCL's collectives where NCCL has the type and operator.
+    /// `nccl`: the same as `auto`, named.
     Nccl,
 }
 
@@ -131,14 +137,14 @@ impl LsaTransport {
     }
 
     /// The NCCL call of `c` where this transport runs it through NCCL: over the world,
-    /// with a type and operator NCCL has (and its function in the loaded library), when a
-    /// member is not an LSA peer or `NIIN_HOST_COLL=nccl`.
+    /// with a type and operator NCCL has (and its function in the loaded library), unless
+    /// every PE is an LSA peer and `NIIN_HOST_COLL=lsa`.
     fn nccl_path(&self, c: &Collective) -> Option<(NcclColl, usize)> {
         if !self.is_world(c) {
             return None;
         }
         let all_lsa = self.bases.iter().all(Option::is_some);
-        if all_lsa && self.host_coll != HostCollPath::Nccl {
+        if all_lsa && self.host_coll == HostCollPath::Lsa {
             return None;
         }
         let call = nccl_call(c)?;
