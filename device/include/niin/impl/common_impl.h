@@ -222,31 +222,26 @@ __device__ __forceinline__ auto call_out_of_line(A... args) {
     return resolved_at_run_time(args...);
 }
 
-/* Calls F directly, F compiled to the calling convention: the caller's registers as with
- * call_out_of_line, but ptxas knows the callee. F's address is stored in a static variable
- * of this function, so ptxas sees it taken and compiles F to the convention (it saves on
- * entry the callee-saved registers it uses) instead of allocating its registers together
- * with its callers'. Through a pointer every uniform register is clobbered, so what a loop
- * keeps there (the kernel's parameters, the peer's distance) is reloaded with LDC on every
- * iteration, by every warp of a block: a 1024-thread getmem_block of 16 bytes took 0.377 us,
- * 0.274 this way (NVSHMEM 3.4.5: 0.295; H200, tests/gpu/latency.cu, session 9). That holds
- * only when no call reachable from F goes through a pointer, so every cold call inside the
- * library goes this way. Not the hot paths of one thread or one warp: in their loops ptxas
- * then adds a YIELD (nvshmem_g 0.053 -> 0.076 us, a one-thread or one-warp getmem +23 ns),
- * so p, g and the thread and warp transfers call through the pointer (cold_call).
- *
- * A function-scope static, not a namespace-scope device variable: a variable template's
- * instance is emitted by every TU whose front end instantiates it, and the front end
- * instantiates the bodies of inline functions nothing calls (all 1,063 collectives of
- * coll.h). Each emitted address makes one more function a possible target of every
- * indirect call in the module: a putmem_block kernel went from 58 registers to 64 in any
- * TU that included nvshmem.h. The static exists only where this function is emitted, i.e.
- * where a kernel calls F. The volatile read (never null) is on the cold path only; it keeps
- * the variable, and so the address, in the module. */
+/* The address of F, in a device variable: F may then be called through a pointer, so ptxas
+ * compiles it to the calling convention (it saves on entry the callee-saved registers it
+ * uses) instead of allocating its registers together with its callers'. */
+template <auto F>
+__device__ decltype(F) niin_cold_address = F;
+
+/* Calls F directly, F compiled to the calling convention (niin_cold_address): the
+ * caller's registers as with call_out_of_line, but ptxas knows the callee. Through a pointer
+ * every uniform register is clobbered, so what a loop keeps there (the kernel's parameters,
+ * the peer's distance) is reloaded with LDC on every iteration, by every warp of a block: a
+ * 1024-thread getmem_block of 16 bytes took 0.377 us, 0.274 this way (NVSHMEM 3.4.5: 0.295;
+ * H200, tests/gpu/latency.cu, session 9). That holds only when no call reachable from F goes
+ * through a pointer, so every cold call inside the library goes this way. Not the hot
+ * paths of one thread or one warp: in their loops ptxas then adds a YIELD (nvshmem_g 0.053
+ * -> 0.076 us, a one-thread or one-warp getmem +23 ns), so p, g and the thread and warp
+ * transfers call through the pointer (cold_call). The volatile read of the address (never
+ * null) is on the cold path only; it keeps the variable, and so the address, in the module. */
 template <auto F, typename... A>
 __device__ __forceinline__ auto call_out_of_line_direct(A... args) {
-    static decltype(F) address = F;
-    if (*static_cast<decltype(F) volatile *>(&address) == nullptr) __trap();
+    if (*static_cast<decltype(F) volatile *>(&niin_cold_address<F>) == nullptr) __trap();
     return F(args...);
 }
 

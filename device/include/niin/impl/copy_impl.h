@@ -207,41 +207,10 @@ __device__ __forceinline__ void store_global(uintptr_t a, uint4 v) {
                  : "memory");
 }
 
-/* Groups of kFastUnroll words, every word of a group loaded before the group's stores, the
- * last group cut short by predicates: the loop of the warp scope, and of a block's gets
- * (run_fast_copy). One warp's transfer is latency-bound (nothing else hides its loads), so
- * its lanes keep their words in flight together: with the block's policy a lane with under
- * 2 x kFastUnroll words loaded one word at a time, and a 4 KiB warp putmem (8 words a lane)
- * took 2.56 us against NVSHMEM's 2.22 (tests/gpu/latency.cu, H200, session 8). */
-__device__ __forceinline__ void run_grouped_copy(FastCopy f) {
-    const uintptr_t group = kFastUnroll * f.step;
-    for (uintptr_t s = f.src, d = f.dst; s < f.end; s += group, d += group) {
-        uint4 v[kFastUnroll];
-#pragma unroll
-        for (int u = 0; u < kFastUnroll; ++u)
-            if (s + u * f.step < f.end) v[u] = load_global(s + u * f.step);
-#pragma unroll
-        for (int u = 0; u < kFastUnroll; ++u)
-            if (s + u * f.step < f.end) store_global(d + u * f.step, v[u]);
-    }
-}
-
 /* The loop of the block scope. A thread without words enough for the unrolled loop (at
  * 1 MiB over 132 x 1024 threads, every one) takes the plain loop first thing: measured on an
- * H200, testing for the unrolled loop first cost 7 % at 1 MiB (3 runs each). A get (Get:
- * the source is the peer's) takes the grouped loop of the warp scope for every word instead:
- * one get is one block waiting for its loads, not many blocks streaming, so keeping a
- * thread's few words in flight together is what counts (a 64 KiB getmem_block, 4 words a
- * thread, waited for four loads in turn: 1.205 us against NVSHMEM's 1.196, H200, session
- * 10). The grouped loop alone, not beside the unrolled one: both in one kernel took the get
- * latency kernel of tests/gpu/latency.cu to 68 registers (62 so). Puts keep the plain loop,
- * which streamed 8 MiB 7 % faster than the grouped one over 132 x 1024 threads. */
-template <bool Get>
+ * H200, testing for the unrolled loop first cost 7 % at 1 MiB (3 runs each). */
 __device__ __forceinline__ void run_fast_copy(ScopeBlock, FastCopy f) {
-    if constexpr (Get) {
-        run_grouped_copy(f);
-        return;
-    }
     uintptr_t s = f.src, d = f.dst;
     if (!f.unroll) {
         for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
@@ -258,9 +227,23 @@ __device__ __forceinline__ void run_fast_copy(ScopeBlock, FastCopy f) {
     for (; s < f.end; s += f.step, d += f.step) store_global(d, load_global(s));
 }
 
-template <bool Get>
+/* The loop of the warp scope: groups of kFastUnroll words, every word of a group loaded
+ * before the group's stores, the last group cut short by predicates. One warp's transfer is
+ * latency-bound (nothing else hides its loads), so its lanes keep their words in flight
+ * together: with the block's policy a lane with under 2 x kFastUnroll words loaded one word
+ * at a time, and a 4 KiB warp putmem (8 words a lane) took 2.56 us against NVSHMEM's 2.22
+ * (tests/gpu/latency.cu, H200, session 8). */
 __device__ __forceinline__ void run_fast_copy(ScopeWarp, FastCopy f) {
-    run_grouped_copy(f);
+    const uintptr_t group = kFastUnroll * f.step;
+    for (uintptr_t s = f.src, d = f.dst; s < f.end; s += group, d += group) {
+        uint4 v[kFastUnroll];
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+            if (s + u * f.step < f.end) v[u] = load_global(s + u * f.step);
+#pragma unroll
+        for (int u = 0; u < kFastUnroll; ++u)
+            if (s + u * f.step < f.end) store_global(d + u * f.step, v[u]);
+    }
 }
 
 /* ---- short transfers -----------------------------------------------------------------
@@ -336,7 +319,7 @@ __device__ __forceinline__ bool group_words8(Coop coop, void *dst, const void *s
  * synchronization), else by the fast path's loop (planned before it); otherwise
  * group_words8. With the group's synchronizations around it; false, having done nothing,
  * where none fits. */
-template <bool Get, typename Coop>
+template <typename Coop>
 __device__ __forceinline__ bool group_transfer(Coop coop, void *dst, const void *src,
                                                size_t bytes) {
     if (!fast_copy_fits(dst, src, bytes)) return group_words8(coop, dst, src, bytes);
@@ -352,22 +335,22 @@ __device__ __forceinline__ bool group_transfer(Coop coop, void *dst, const void 
     }
     const FastCopy plan = plan_fast_copy(coop, dst, src, bytes);
     coop.sync();
-    run_fast_copy<Get>(coop, plan);
+    run_fast_copy(coop, plan);
     coop.sync();
     return true;
 }
 
 /* A load/store transfer (both addresses this PE's or an LSA peer's) by an inline path where
- * one fits: thread_transfer for one thread, group_transfer for a warp or a block (Get: the
- * source is the remote side, run_fast_copy). False, having done nothing, otherwise: the
- * caller then synchronizes the group and calls coop_copy. */
-template <bool Get = false, typename Coop>
+ * one fits: thread_transfer for one thread, group_transfer for a warp or a block. False,
+ * having done nothing, otherwise: the caller then synchronizes the group and calls
+ * coop_copy. */
+template <typename Coop>
 __device__ __forceinline__ bool fast_transfer(Coop coop, void *dst, const void *src,
                                               size_t bytes) {
     if constexpr (one_thread(Coop{}))
         return thread_transfer(dst, src, bytes);
     else
-        return group_transfer<Get>(coop, dst, src, bytes);
+        return group_transfer(coop, dst, src, bytes);
 }
 
 } /* namespace detail */

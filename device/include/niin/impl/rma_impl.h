@@ -77,7 +77,7 @@ __device__ __forceinline__ void get(Coop coop, const char *fn, void *dest, const
     const CachedRoute r = cached_route(c, pe);
     if (r.hit) {
         const char *s = at_distance(source, r.delta);
-        if (fast_transfer<true>(coop, dest, s, bytes)) return;
+        if (fast_transfer(coop, dest, s, bytes)) return;
         coop.sync();
         coop_copy(coop, dest, s, bytes);
     } else {
