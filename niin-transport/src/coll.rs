@@ -108,6 +108,22 @@ pub enum Elem {
 }
 
 impl Elem {
+    /// Every element type.
+    pub const ALL: [Elem; 12] = [
+        Elem::I8,
+        Elem::I16,
+        Elem::I32,
+        Elem::I64,
+        Elem::U8,
+        Elem::U16,
+        Elem::U32,
+        Elem::U64,
+        Elem::F16,
+        Elem::Bf16,
+        Elem::F32,
+        Elem::F64,
+    ];
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

@@ -396,6 +396,12 @@ impl TeamSync {
         self.start + i * self.stride
     }
 
+    /// Whether the team is every PE of a world of `n_pes` (the world's members, whatever
+    /// its handle).
+    pub fn is_world(&self, n_pes: usize) -> bool {
+        self.start == 0 && self.stride == 1 && self.size == n_pes
+    }
+
     /// Team PE of world PE `pe`, if it is a member.
     pub fn team_pe(&self, pe: usize) -> Option<usize> {
         let rel = pe.checked_sub(self.start)?;

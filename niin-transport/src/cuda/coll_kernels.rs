@@ -46,22 +46,6 @@ const REDUCE_THREADS: u32 = 256;
 /// The most blocks of a reduction launch (each thread strides through the rest).
 const REDUCE_MAX_BLOCKS: u32 = 1024;
 
-/// Every element type, in the order of the kernel table.
-const ELEMS: [Elem; 12] = [
-    Elem::I8,
-    Elem::I16,
-    Elem::I32,
-    Elem::I64,
-    Elem::U8,
-    Elem::U16,
-    Elem::U32,
-    Elem::U64,
-    Elem::F16,
-    Elem::Bf16,
-    Elem::F32,
-    Elem::F64,
-];
-
 /// How one element type is loaded, held, combined and stored in PTX.
 struct ElemPtx {
     /// Name in the kernel's name (`i32`).
@@ -275,7 +259,7 @@ pub fn coll_ptx() -> String {
          // niin-transport/src/cuda/coll_kernels.rs (see there).\n\
          .version 7.0\n.target sm_80\n.address_size 64\n",
     );
-    for elem in ELEMS {
+    for elem in Elem::ALL {
         for op in ReduceOp::ALL {
             if has_reduce_kernel(elem, op) {
                 s += &kernel_ptx(elem, op);
@@ -311,7 +295,7 @@ pub struct ReduceLaunch {
 
 /// The loaded reduction kernels of one device.
 pub struct CollKernels {
-    /// Kernel of `(ELEMS[e], ReduceOp::ALL[o])` at `e * 7 + o`; `None` for bitwise float.
+    /// Kernel of `(Elem::ALL[e], ReduceOp::ALL[o])` at `e * 7 + o`; `None` for bitwise float.
     functions: Vec<Option<Function>>,
     _module: Module,
 }
@@ -329,8 +313,8 @@ impl CollKernels {
     /// kernel.
     pub fn load(device: &Device) -> Result<CollKernels> {
         let module = Module::load_ptx(device, "niin_coll.ptx", &coll_ptx())?;
-        let mut functions = Vec::with_capacity(ELEMS.len() * ReduceOp::ALL.len());
-        for elem in ELEMS {
+        let mut functions = Vec::with_capacity(Elem::ALL.len() * ReduceOp::ALL.len());
+        for elem in Elem::ALL {
             for op in ReduceOp::ALL {
                 functions.push(if has_reduce_kernel(elem, op) {
                     Some(module.function(&reduce_kernel_name(elem, op))?)
@@ -359,7 +343,10 @@ impl CollKernels {
         op: ReduceOp,
         l: ReduceLaunch,
     ) -> Result<()> {
-        let e = ELEMS.iter().position(|&x| x == elem).expect("every Elem");
+        let e = Elem::ALL
+            .iter()
+            .position(|&x| x == elem)
+            .expect("every Elem");
         let o = ReduceOp::ALL
             .iter()
             .position(|&x| x == op)
@@ -416,7 +403,7 @@ mod tests {
             .filter_map(|l| l.strip_prefix(".visible .entry "))
             .collect();
         assert_eq!(entries.len(), 12 * 7 - 4 * 3);
-        for elem in ELEMS {
+        for elem in Elem::ALL {
             for op in ReduceOp::ALL {
                 let name = format!("{}(", reduce_kernel_name(elem, op));
                 assert_eq!(

@@ -131,16 +131,11 @@ fn nccl_call(c: &Collective) -> Option<(NcclColl, usize)> {
 }
 
 impl LsaTransport {
-    /// Whether the team of `c` is the world.
-    fn is_world(&self, c: &Collective) -> bool {
-        c.team.start == 0 && c.team.stride == 1 && c.team.size == self.n_pes
-    }
-
     /// The NCCL call of `c` where this transport runs it through NCCL: over the world,
     /// with a type and operator NCCL has (and its function in the loaded library), unless
     /// every PE is an LSA peer and `NIIN_HOST_COLL=lsa`.
     fn nccl_path(&self, c: &Collective) -> Option<(NcclColl, usize)> {
-        if !self.is_world(c) {
+        if !c.team.is_world(self.n_pes) {
             return None;
         }
         let all_lsa = self.bases.iter().all(Option::is_some);
@@ -148,22 +143,25 @@ impl LsaTransport {
             return None;
         }
         let call = nccl_call(c)?;
-        let symbol = match call.0 {
-            NcclColl::AllReduce(..) => "ncclAllReduce",
-            NcclColl::ReduceScatter(..) => "ncclReduceScatter",
-            NcclColl::Broadcast(..) => "ncclBroadcast",
-            NcclColl::AllGather(..) => "ncclAllGather",
-            NcclColl::AlltoAll(..) => "ncclAlltoAll",
-        };
-        self.comm.nccl().table().has(symbol).then_some(call)
+        self.comm
+            .nccl()
+            .table()
+            .has(call.0.symbol())
+            .then_some(call)
     }
 
     /// Whether this transport runs collective `c`: every member an LSA peer, or the NCCL
     /// path (module docs).
     pub fn runs_collective(&self, c: &Collective) -> bool {
-        let members_lsa =
-            (0..c.team.size).all(|j| matches!(self.bases.get(c.team.world_pe(j)), Some(Some(_))));
-        members_lsa || self.nccl_path(c).is_some()
+        self.member_bases(c).is_ok() || self.nccl_path(c).is_some()
+    }
+
+    /// The heap base of every member of `c`'s team, in team order; an error names the
+    /// first member that is not an LSA peer ([`LsaTransport::base`]).
+    fn member_bases(&self, c: &Collective) -> Result<Vec<u64>> {
+        (0..c.team.size)
+            .map(|j| self.base(c.team.world_pe(j)))
+            .collect()
     }
 
     /// The reduction kernels, JIT-compiled at the first call.
@@ -184,15 +182,14 @@ impl LsaTransport {
     /// Runs collective `c` (see the module docs).
     pub(super) fn run_collective(&self, order: Order, c: &Collective) -> Result<()> {
         c.validate(self.pe)?;
-        let op = c.kind.name();
         // Symmetric heaps: this PE's ranges stand for every member's.
         let (src_bytes, dst_bytes) = c.operand_bytes();
         self.check_range(c.src, src_bytes as u64)?;
         self.check_range(c.dst, dst_bytes as u64)?;
+        if c.block_bytes() == 0 {
+            return Ok(());
+        }
         if let Some((call, count)) = self.nccl_path(c) {
-            if c.block_bytes() == 0 {
-                return Ok(());
-            }
             // NCCL's own mapping of the heap (the window it registered), not niin-rs's alias.
             let heap = self.heap.ptr();
             let (send, recv) = (heap + c.src.0, heap + c.dst.0);
@@ -211,26 +208,7 @@ impl LsaTransport {
                 .map_err(nccl_err)
             });
         }
-        let members: Vec<usize> = (0..c.team.size).map(|j| c.team.world_pe(j)).collect();
-        let bases = members
-            .iter()
-            .map(|&pe| match self.bases.get(pe) {
-                Some(Some(b)) => Ok(*b),
-                Some(None) => Err(TransportError::NotImplemented {
-                    what: format!(
-                        "{op} over team {}: PE {pe} is not an LSA peer of PE {}",
-                        c.team.team, self.pe
-                    ),
-                }),
-                None => Err(TransportError::PeOutOfRange {
-                    pe,
-                    n_pes: self.n_pes,
-                }),
-            })
-            .collect::<Result<Vec<u64>>>()?;
-        if c.block_bytes() == 0 {
-            return Ok(());
-        }
+        let bases = self.member_bases(c)?;
         let kernels = match c.kind {
             CollKind::Reduce(_) | CollKind::ReduceScatter(_) => Some(self.reduction_kernels()?),
             _ => None,

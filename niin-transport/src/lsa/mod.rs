@@ -637,7 +637,7 @@ impl LsaTransport {
     /// Enqueues on `s` a barrier of `team` (every member an LSA peer): the all-reduce of
     /// the world, or the stream barrier of a sub-team.
     fn enqueue_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
-        let all = team.start == 0 && team.stride == 1 && team.size == self.n_pes;
+        let all = team.is_world(self.n_pes);
         if !all {
             return self.enqueue_team_barrier(s, team);
         }
@@ -1138,7 +1138,7 @@ impl Transport for LsaTransport {
 
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
         self.live()?;
-        let all = team.start == 0 && team.stride == 1 && team.size == self.n_pes;
+        let all = team.is_world(self.n_pes);
         match order {
             Order::Now if !all => self.team_barrier_now(team),
             Order::Stream(_) if !all => self.team_barrier_on_stream(order, team),

@@ -384,21 +384,9 @@ impl Comm {
         count: usize,
         stream: CudaStream,
     ) -> Result<()> {
-        let _guard = self.lock();
-        // SAFETY: forwarded from the caller; the communicator is live.
-        unsafe {
-            result::all_reduce(
-                self.inner.nccl,
-                send.cast(),
-                recv.cast(),
-                count,
-                sys::ncclDataType_t::ncclInt32,
-                sys::ncclRedOp_t::ncclSum,
-                self.inner.raw,
-                stream,
-            )
-        }?;
-        self.settle()
+        let call = NcclColl::AllReduce(sys::ncclDataType_t::ncclInt32, sys::ncclRedOp_t::ncclSum);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.collective(call, send.cast(), recv.cast(), count, stream) }
     }
 
     /// Enqueues one NCCL collective on `stream` (the host collectives of a world: see
@@ -465,21 +453,9 @@ impl Comm {
                 ),
             });
         }
-        let _guard = self.lock();
-        // SAFETY: forwarded from the caller; the communicator is live.
-        unsafe {
-            result::broadcast(
-                self.inner.nccl,
-                send,
-                recv,
-                bytes,
-                sys::ncclDataType_t::ncclUint8,
-                root,
-                self.inner.raw,
-                stream,
-            )
-        }?;
-        self.settle()
+        let call = NcclColl::Broadcast(sys::ncclDataType_t::ncclUint8, root);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.collective(call, send, recv, bytes, stream) }
     }
 }
 
@@ -496,6 +472,19 @@ pub enum NcclColl {
     AllGather(sys::ncclDataType_t),
     /// `ncclAlltoAll`.
     AlltoAll(sys::ncclDataType_t),
+}
+
+impl NcclColl {
+    /// The NCCL function that runs the call (for [`NcclTable::has`](super::NcclTable::has)).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            NcclColl::AllReduce(..) => "ncclAllReduce",
+            NcclColl::ReduceScatter(..) => "ncclReduceScatter",
+            NcclColl::Broadcast(..) => "ncclBroadcast",
+            NcclColl::AllGather(..) => "ncclAllGather",
+            NcclColl::AlltoAll(..) => "ncclAlltoAll",
+        }
+    }
 }
 
 impl Drop for CommInner {
