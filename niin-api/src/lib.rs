@@ -59,4 +59,7 @@ pub use ordered::strided_span;
 pub use spmd::{JobPlace, run_in_process};
 pub use stream::Stream;
 pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, ReduceType, RmaType, WaitType};
-pub use world::{DEVICE_TEAM_SLOTS, TEAM_SYNC_SLOT_BYTES, World};
+pub use world::{
+    COLL_LL_HEADER_BYTES, COLL_LL_RING_MAX, COLL_LL_SLOTS, DEVICE_TEAM_SLOTS, TEAM_SYNC_SLOT_BYTES,
+    World, coll_ll_ring_bytes,
+};

@@ -11,7 +11,8 @@ use niin_transport::{Order, SymAddr, TeamSync, Transport};
 
 use crate::error::{Error, Result};
 use crate::world::{
-    DEVICE_TEAM_SLOTS, SLOT_WORDS, SYS_SLOTS, SYS_TEAM_SYNC, TEAM_SYNC_SLOT_BYTES, World,
+    COLL_LL_HEADER_BYTES, COLL_LL_SLOTS, DEVICE_TEAM_SLOTS, SLOT_WORDS, SYS_COLL_LL, SYS_SLOTS,
+    SYS_TEAM_SYNC, TEAM_SYNC_SLOT_BYTES, World,
 };
 
 impl World {
@@ -57,20 +58,32 @@ impl World {
     /// from zero. That is safe without communication: this PE left the team's last barrier
     /// only after every other member's arrival for it had landed here, and a later team of
     /// the handle needs this PE to take part in its split, which comes after this call.
+    ///
+    /// The handle's LL slot of the device collectives ([`World::coll_ll_offset`]) is zeroed
+    /// too, for the same reason: every LL collective has each member wait for what every
+    /// other member sent it (a broadcast's root excepted, whose data each other member
+    /// waited for), so nothing is still on its way to this PE when it leaves the team.
     pub fn team_destroy(&self, team: TeamId) -> Result<()> {
         self.check_live()?;
         self.teams().destroy(team).map_err(|e| self.team_err(e))?;
-        match team.index() {
-            Some(slot) if slot < DEVICE_TEAM_SLOTS => {
-                let at = self.team_sync_offset() + (slot * TEAM_SYNC_SLOT_BYTES) as u64;
-                self.transport_result(self.inner.transport.memset_local(
-                    SymAddr(at),
-                    0,
-                    TEAM_SYNC_SLOT_BYTES,
-                ))
-            }
-            _ => Ok(()),
+        let Some(slot) = team.index() else {
+            return Ok(());
+        };
+        if slot < DEVICE_TEAM_SLOTS {
+            let at = self.team_sync_offset() + (slot * TEAM_SYNC_SLOT_BYTES) as u64;
+            self.transport_result(self.inner.transport.memset_local(
+                SymAddr(at),
+                0,
+                TEAM_SYNC_SLOT_BYTES,
+            ))?;
         }
+        let ring = self.coll_ll_ring_bytes();
+        if slot < COLL_LL_SLOTS && ring > 0 {
+            let bytes = COLL_LL_HEADER_BYTES + ring;
+            let at = self.coll_ll_offset() + (slot * bytes) as u64;
+            self.transport_result(self.inner.transport.memset_local(SymAddr(at), 0, bytes))?;
+        }
+        Ok(())
     }
 
     /// Heap offset (the same on every PE) of the device team-barrier words:
@@ -81,6 +94,23 @@ impl World {
     /// the offset to every CUDA module.
     pub fn team_sync_offset(&self) -> u64 {
         self.inner.sys + SYS_TEAM_SYNC
+    }
+
+    /// Heap offset (the same on every PE) of the device collectives' LL slots:
+    /// [`COLL_LL_SLOTS`] slots of [`COLL_LL_HEADER_BYTES`] + [`World::coll_ll_ring_bytes`]
+    /// bytes, slot `k` for team handle `k`. A small device collective of such a team sends
+    /// each member its part as 8-byte words that carry a flag (NCCL's LL protocol) into
+    /// the member's ring, and waits once, for what it receives; `device/include/niin/impl/
+    /// coll_ll_impl.h` has the protocol. Zero at init and again when the team of a handle is
+    /// destroyed. Meaningful only when the ring size is not zero.
+    pub fn coll_ll_offset(&self) -> u64 {
+        self.inner.sys + SYS_COLL_LL
+    }
+
+    /// Bytes of each team's LL ring ([`coll_ll_ring_bytes`](crate::coll_ll_ring_bytes) of the
+    /// heap size); 0 when the heap is too small to have rings.
+    pub fn coll_ll_ring_bytes(&self) -> usize {
+        crate::world::coll_ll_ring_bytes(self.inner.config.heap_size)
     }
 
     /// Collectively creates the team of `size` PEs of `parent` starting at `start` with
@@ -220,6 +250,106 @@ mod tests {
                 slot_words(&w, slot),
                 [0, 0],
                 "destroy zeroes the slot of handle {slot}"
+            );
+            w.free(user)?;
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn coll_ll_ring_size_follows_the_heap() {
+        use crate::world::{COLL_LL_RING_MAX, coll_ll_ring_bytes};
+        assert_eq!(coll_ll_ring_bytes(0), 0);
+        assert_eq!(
+            coll_ll_ring_bytes(4 << 20),
+            0,
+            "4 MiB / 2048 = 2 KiB: no rings"
+        );
+        assert_eq!(coll_ll_ring_bytes(8 << 20), 4096);
+        assert_eq!(coll_ll_ring_bytes(16 << 20), 8192);
+        assert_eq!(
+            coll_ll_ring_bytes((16 << 20) + 4095 * 2048),
+            8192,
+            "rounded down"
+        );
+        assert_eq!(coll_ll_ring_bytes(256 << 20), 128 << 10);
+        assert_eq!(coll_ll_ring_bytes(2 << 30), COLL_LL_RING_MAX, "capped");
+        for heap in [8u64 << 20, 16 << 20, 256 << 20, 1 << 30, 64 << 30] {
+            let all = (COLL_LL_SLOTS * (COLL_LL_HEADER_BYTES + coll_ll_ring_bytes(heap))) as u64;
+            let headers = (COLL_LL_SLOTS * COLL_LL_HEADER_BYTES) as u64;
+            assert!(
+                all <= heap / 128 + headers,
+                "{all} bytes of LL slots for a {heap}-byte heap"
+            );
+        }
+    }
+
+    /// Reads `bytes` of this PE's heap at `at`.
+    fn local_bytes(w: &World, at: u64, bytes: usize) -> Vec<u8> {
+        let mut v = vec![0u8; bytes];
+        // SAFETY: `v` is a live local buffer of `bytes` bytes, written only by this call,
+        // which completes before it returns (Order::Now).
+        unsafe {
+            w.inner.transport.get(
+                Order::Now,
+                w.my_pe(),
+                v.as_mut_ptr().cast(),
+                SymAddr(at),
+                bytes,
+            )
+        }
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn coll_ll_slots_lie_in_the_system_area_and_destroy_zeroes_them() {
+        let cfg = WorldConfig::default();
+        run_in_process(2, &cfg, |w| {
+            let ring = w.coll_ll_ring_bytes();
+            assert_eq!(ring, 8192, "a 16 MiB heap has 8 KiB rings");
+            let slot_bytes = COLL_LL_HEADER_BYTES + ring;
+            let start = w.coll_ll_offset();
+            assert_eq!(start % 4096, 0, "the slots start 4 KiB aligned");
+            let barrier_end =
+                w.team_sync_offset() + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
+            assert!(start >= barrier_end, "LL slots overlap the barrier words");
+            let end = start + (COLL_LL_SLOTS * slot_bytes) as u64;
+            let user = w.malloc::<u64>(1)?;
+            assert!(
+                user.offset() >= end,
+                "user block at {} overlaps the LL slots ending at {end}",
+                user.offset()
+            );
+            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
+            let slot = team.index().unwrap();
+            assert!(slot < COLL_LL_SLOTS, "the first user team has an LL slot");
+            let at = start + (slot * slot_bytes) as u64;
+            assert!(local_bytes(&w, at, slot_bytes).iter().all(|&b| b == 0));
+            // What device collectives leave: a header and lines in the ring.
+            let junk: Vec<u8> = (0..slot_bytes).map(|i| (i % 251 + 1) as u8).collect();
+            // SAFETY: `junk` is a live local buffer of slot_bytes; Order::Now completes it.
+            unsafe {
+                w.inner.transport.put(
+                    Order::Now,
+                    w.my_pe(),
+                    SymAddr(at),
+                    junk.as_ptr().cast(),
+                    slot_bytes,
+                )
+            }
+            .unwrap();
+            let next = local_bytes(&w, at + slot_bytes as u64, 16);
+            w.team_destroy(team)?;
+            assert!(
+                local_bytes(&w, at, slot_bytes).iter().all(|&b| b == 0),
+                "destroy zeroes the LL slot of handle {slot}"
+            );
+            assert_eq!(
+                local_bytes(&w, at + slot_bytes as u64, 16),
+                next,
+                "and nothing past it"
             );
             w.free(user)?;
             Ok(())

@@ -20,11 +20,15 @@ use crate::config::{TransportKind, WorldConfig};
 use crate::error::{Error, Result};
 use crate::types::RmaType;
 
-/// Bytes of the world's system area, allocated first in every PE's heap at init (so at
-/// the same offset everywhere): the exchange slots of the collectives niin-api runs
-/// itself (fingerprint comparison, team-handle agreement) and the device team-barrier
-/// words ([`SYS_TEAM_SYNC`]).
+/// Bytes of the world's system area before the device collectives' rings, allocated first
+/// in every PE's heap at init (so at the same offset everywhere): the exchange slots of the
+/// collectives niin-api runs itself (fingerprint comparison, team-handle agreement) and the
+/// device team-barrier words ([`SYS_TEAM_SYNC`]). The rings follow at [`SYS_COLL_LL`]
+/// ([`World::coll_ll_offset`]); their size depends on the heap's.
 pub(crate) const SYS_BYTES: u64 = SYS_TEAM_SYNC + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
+/// Offset in the system area of the device collectives' LL slots (4 KiB aligned, after the
+/// team-barrier words).
+pub(crate) const SYS_COLL_LL: u64 = SYS_BYTES.next_multiple_of(4096);
 /// Offset in the system area of this PE's published allocation fingerprint (16 bytes).
 pub(crate) const SYS_FINGERPRINT: u64 = 0;
 /// Offset in the system area of this PE's published free team slots (`SLOT_WORDS` words).
@@ -44,6 +48,40 @@ pub const DEVICE_TEAM_SLOTS: usize = 1024;
 /// Bytes of one team's device-barrier slot: word 0 counts the arrivals of the team's other
 /// PEs at this PE (each adds 1 per barrier), word 1 the barriers this PE has begun.
 pub const TEAM_SYNC_SLOT_BYTES: usize = 16;
+
+/// Team handles whose small device collectives take the one-wait LL path: `0..COLL_LL_SLOTS`
+/// (the predefined teams and the first user teams). Each has an LL slot in the system area
+/// ([`World::coll_ll_offset`]); collectives of other teams take the two-wait path.
+pub const COLL_LL_SLOTS: usize = 16;
+
+/// Bytes at the head of an LL slot (this PE's count of the team's LL collectives and its
+/// offset in the ring, kept by device code), before the ring.
+pub const COLL_LL_HEADER_BYTES: usize = 256;
+
+/// The largest LL ring of a team, in bytes.
+pub const COLL_LL_RING_MAX: usize = 128 * 1024;
+
+/// Bytes of each team's LL ring for a heap of `heap_size` bytes: 1/2048 of the heap rounded
+/// down to 4 KiB, at most [`COLL_LL_RING_MAX`], and 0 (no rings: every device collective
+/// takes the two-wait path) below 4 KiB. The rings of all [`COLL_LL_SLOTS`] slots together
+/// take at most 1/128 of the heap (plus 4 KiB of headers). The same on every PE: the heap
+/// size is.
+pub fn coll_ll_ring_bytes(heap_size: u64) -> usize {
+    let ring = usize::try_from((heap_size / 2048) & !4095).unwrap_or(usize::MAX);
+    if ring < 4096 {
+        0
+    } else {
+        ring.min(COLL_LL_RING_MAX)
+    }
+}
+
+/// Bytes of the system area for a heap of `heap_size` bytes.
+fn sys_bytes(heap_size: u64) -> u64 {
+    match coll_ll_ring_bytes(heap_size) {
+        0 => SYS_BYTES,
+        ring => SYS_COLL_LL + (COLL_LL_SLOTS * (COLL_LL_HEADER_BYTES + ring)) as u64,
+    }
+}
 
 static NEXT_WORLD_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -162,7 +200,7 @@ impl World {
         let mut heap =
             SymmetricHeap::new(config.heap_size).map_err(|source| Error::Heap { pe, source })?;
         let sys = heap
-            .malloc(SYS_BYTES)
+            .malloc(sys_bytes(config.heap_size))
             .map_err(|source| Error::Heap { pe, source })?
             .map(|b| b.offset)
             .expect("a non-zero size allocates");

@@ -965,6 +965,9 @@ mod tests {
             team_sync_offset: 0x1_0000_0400,
             registered_slots: 1024,
             registered_table: std::ptr::null_mut(),
+            coll_ll_offset: 0x5000,
+            coll_ll_slots: 16,
+            coll_ll_ring_bytes: 131072,
         };
         io.set_host_info(&info);
         let word = |at: usize| i32::from_ne_bytes(io.host_info[at..at + 4].try_into().unwrap());
@@ -977,6 +980,10 @@ mod tests {
         assert_eq!(word(132), 1024, "gin_queue_slots at 132");
         let offset = u64::from_ne_bytes(io.host_info[136..144].try_into().unwrap());
         assert_eq!(offset, 0x1_0000_0400, "team_sync_offset at 136");
+        let ll = u64::from_ne_bytes(io.host_info[160..168].try_into().unwrap());
+        assert_eq!(ll, 0x5000, "coll_ll_offset at 160");
+        assert_eq!(word(168), 16, "coll_ll_slots at 168");
+        assert_eq!(word(172), 131072, "coll_ll_ring_bytes at 172");
         assert!(
             io.host_info[size_of::<NiinHostInfo>()..]
                 .iter()

@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 4;
+pub const MODULE_ABI_VERSION: c_uint = 5;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -171,6 +171,13 @@ pub struct NiinHostInfo {
     /// Device address of the registered-buffer table (`niin_device_registered[]`: heap
     /// offset and size of each buffer made symmetric, size 0 for an unused entry).
     pub registered_table: *mut c_void,
+    /// Heap offset of the device collectives' LL slots ([`World::coll_ll_offset`]; ABI 5).
+    pub coll_ll_offset: u64,
+    /// Team handles with an LL slot ([`niin_api::COLL_LL_SLOTS`]; 0: none).
+    pub coll_ll_slots: c_uint,
+    /// Bytes of each slot's ring ([`World::coll_ll_ring_bytes`]; 0: no rings), after a
+    /// [`niin_api::COLL_LL_HEADER_BYTES`]-byte header.
+    pub coll_ll_ring_bytes: c_uint,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -216,7 +223,10 @@ pub struct NiinModuleHooks {
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 160);
+    assert!(size_of::<NiinHostInfo>() == 176);
+    assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_offset) == 160);
+    assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_slots) == 168);
+    assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_ring_bytes) == 172);
     assert!(std::mem::offset_of!(NiinHostInfo, registered_slots) == 144);
     assert!(std::mem::offset_of!(NiinHostInfo, registered_table) == 152);
     assert!(std::mem::offset_of!(NiinHostInfo, team_sync_offset) == 136);
@@ -1088,6 +1098,9 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         team_sync_offset: 0,
         registered_slots: 0,
         registered_table: std::ptr::null_mut(),
+        coll_ll_offset: 0,
+        coll_ll_slots: 0,
+        coll_ll_ring_bytes: 0,
     }
 }
 
@@ -1116,6 +1129,13 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     info.team_sync_offset = world.team_sync_offset();
     info.registered_slots = REGISTERED_SLOTS as c_uint;
     info.registered_table = registered.device.ptr() as *mut c_void;
+    info.coll_ll_offset = world.coll_ll_offset();
+    info.coll_ll_ring_bytes = c_uint::try_from(world.coll_ll_ring_bytes()).unwrap_or(0);
+    info.coll_ll_slots = if info.coll_ll_ring_bytes == 0 {
+        0
+    } else {
+        niin_api::COLL_LL_SLOTS as c_uint
+    };
     reg.attached = Some(Attached {
         teams,
         registered,

@@ -116,6 +116,13 @@ struct niin_device_context {
                                        are registered and unregistered): their addresses are
                                        symmetric too (nvshmem_ptr; LSA routing needs no table,
                                        niin-transport's lsa/registered.rs says why) */
+    /* appended in module ABI 5 */
+    size_t coll_ll_off;             /* heap offset of the collectives' LL slots: per team
+                                       handle below coll_ll_slots, NIIN_COLL_LL_HEADER bytes
+                                       then coll_ll_ring bytes (niin/impl/coll_ll_impl.h);
+                                       zeroed by the library at init and team destroy */
+    unsigned int coll_ll_slots;     /* team handles with an LL slot (0: no LL path) */
+    unsigned int coll_ll_ring;      /* bytes of each slot's ring */
 };
 
 #include "niin/impl/context_impl.h"

@@ -17,198 +17,28 @@
  * Templates, instantiated only where a translation unit calls (or takes the address of) a
  * public function: a TU that calls one collective compiles one body.
  *
- * Every body: coll_begin (checks the team, every member reachable by load/store, then a team
- * sync), the data movement, coll_end (team barrier or sync). niin/coll.h says what and why.
+ * Every body starts with coll_begin (checks the team, every member reachable by load/store),
+ * which then picks one of two paths:
+ *   LL, for small sizes (coll_ll_impl.h): each member sends its part as flagged lines into
+ *      the others' rings and waits once, for what it receives (reduce_ll, move_ll)
+ *   general: a team sync, the data movement by load/store between the members' buffers,
+ *      coll_end (team barrier or sync)
+ * niin/coll.h says what and why.
  */
 #ifndef NIIN_IMPL_COLL_IMPL_H
 #define NIIN_IMPL_COLL_IMPL_H
 
+#include "niin/impl/coll_base_impl.h"
+#include "niin/impl/coll_ll_impl.h"
 #include "niin/impl/common_impl.h"
 #include "niin/impl/copy_impl.h"
 #include "niin/impl/query_impl.h"
 #include "niin/impl/sync_impl.h"
 
 #if defined(__CUDACC__)
-#include <type_traits>
 
 namespace niin {
 namespace detail {
-
-/* ---- operations and element types ----------------------------------------------------- */
-
-enum class CollOp : int { And, Or, Xor, Min, Max, Sum, Prod, MaxLoc };
-
-/* NVSHMEM's operation names (pasted from the type table's X(NAME, TYPE, OP)) as CollOp. */
-#define NIIN_COLL_OP_and niin::detail::CollOp::And
-#define NIIN_COLL_OP_or niin::detail::CollOp::Or
-#define NIIN_COLL_OP_xor niin::detail::CollOp::Xor
-#define NIIN_COLL_OP_min niin::detail::CollOp::Min
-#define NIIN_COLL_OP_max niin::detail::CollOp::Max
-#define NIIN_COLL_OP_sum niin::detail::CollOp::Sum
-#define NIIN_COLL_OP_prod niin::detail::CollOp::Prod
-
-/* The unsigned fixed-width integer of a width. */
-template <int Bytes>
-struct coll_uint;
-template <>
-struct coll_uint<1> {
-    using type = uint8_t;
-};
-template <>
-struct coll_uint<2> {
-    using type = uint16_t;
-};
-template <>
-struct coll_uint<4> {
-    using type = uint32_t;
-};
-template <>
-struct coll_uint<8> {
-    using type = uint64_t;
-};
-
-/* The type a reduction of T with Op computes in: T for the types that are not integers
- * (floating point, half, bfloat16, double2); for the integers the fixed-width integer of T's
- * width, signed only for a signed T's min and max (and, or, xor, sum and prod give the same
- * bits in the unsigned type, where overflow is defined). */
-template <typename T, CollOp Op, bool Integer = std::is_integral<T>::value>
-struct coll_elem {
-    using type = T;
-};
-template <typename T, CollOp Op>
-struct coll_elem<T, Op, true> {
-    using U = typename coll_uint<static_cast<int>(sizeof(T))>::type;
-    using type = std::conditional_t<(Op == CollOp::Min || Op == CollOp::Max) && std::is_signed<T>::value,
-                                    std::make_signed_t<U>, U>;
-};
-
-/* The type E's sum and product are computed in: unsigned int for the narrow unsigned
- * integers (their promotion to int could overflow in a product), E otherwise. */
-template <typename E>
-struct coll_wide {
-    using type = E;
-};
-template <>
-struct coll_wide<uint8_t> {
-    using type = unsigned int;
-};
-template <>
-struct coll_wide<uint16_t> {
-    using type = unsigned int;
-};
-
-/* a op b for the integers, float and double (NVSHMEM's perform_gpu_rdxn). */
-template <CollOp Op, typename E>
-__device__ __forceinline__ E combine(E a, E b) {
-    using W = typename coll_wide<E>::type;
-    if constexpr (Op == CollOp::And) {
-        return static_cast<E>(a & b);
-    } else if constexpr (Op == CollOp::Or) {
-        return static_cast<E>(a | b);
-    } else if constexpr (Op == CollOp::Xor) {
-        return static_cast<E>(a ^ b);
-    } else if constexpr (Op == CollOp::Min) {
-        return a < b ? a : b;
-    } else if constexpr (Op == CollOp::Max) {
-        return a > b ? a : b;
-    } else if constexpr (Op == CollOp::Sum) {
-        return static_cast<E>(static_cast<W>(a) + static_cast<W>(b));
-    } else {
-        static_assert(Op == CollOp::Prod, "no such reduction of this type");
-        return static_cast<E>(static_cast<W>(a) * static_cast<W>(b));
-    }
-}
-
-/* half and bfloat16: CUDA's arithmetic. */
-template <CollOp Op>
-__device__ __forceinline__ half combine(half a, half b) {
-    if constexpr (Op == CollOp::Min) {
-        return __hmin(a, b);
-    } else if constexpr (Op == CollOp::Max) {
-        return __hmax(a, b);
-    } else if constexpr (Op == CollOp::Sum) {
-        return __hadd(a, b);
-    } else {
-        static_assert(Op == CollOp::Prod, "no such reduction of half");
-        return __hmul(a, b);
-    }
-}
-template <CollOp Op>
-__device__ __forceinline__ __nv_bfloat16 combine(__nv_bfloat16 a, __nv_bfloat16 b) {
-    if constexpr (Op == CollOp::Min) {
-        return __hmin(a, b);
-    } else if constexpr (Op == CollOp::Max) {
-        return __hmax(a, b);
-    } else if constexpr (Op == CollOp::Sum) {
-        return __hadd(a, b);
-    } else {
-        static_assert(Op == CollOp::Prod, "no such reduction of bfloat16");
-        return __hmul(a, b);
-    }
-}
-
-/* maxloc (double2: value .x, location .y): the pair with the larger value; a tie keeps b,
- * the later PE's, as NVSHMEM 3.4.5's (op1.x > op2.x ? op1 : op2). */
-template <CollOp Op>
-__device__ __forceinline__ double2 combine(double2 a, double2 b) {
-    static_assert(Op == CollOp::MaxLoc, "double2 reduces with maxloc only");
-    return a.x > b.x ? a : b;
-}
-
-/* 16 bytes of E, the unit of the vectorized loops. */
-template <typename E>
-struct CollPack {
-    static constexpr int kCount = static_cast<int>(16 / sizeof(E));
-    E v[kCount];
-};
-
-template <typename E>
-__device__ __forceinline__ CollPack<E> load_pack(const E *p) {
-    const uint4 w = *reinterpret_cast<const uint4 *>(p);
-    CollPack<E> r;
-    memcpy(&r, &w, 16);
-    return r;
-}
-
-template <typename E>
-__device__ __forceinline__ void store_pack(E *p, const CollPack<E> &r) {
-    uint4 w;
-    memcpy(&w, &r, 16);
-    *reinterpret_cast<uint4 *>(p) = w;
-}
-
-template <CollOp Op, typename E>
-__device__ __forceinline__ CollPack<E> combine_pack(const CollPack<E> &a, const CollPack<E> &b) {
-    CollPack<E> r;
-#pragma unroll
-    for (int i = 0; i < CollPack<E>::kCount; ++i) r.v[i] = combine<Op>(a.v[i], b.v[i]);
-    return r;
-}
-
-/* ---- the team -------------------------------------------------------------------------- */
-
-/* A team as the collectives use it: this PE's number in it, its size, and the LSA index
- * (lsa_index of common_impl.h) of team PE j: first + j * stride. */
-struct CollTeam {
-    int me, size, first, stride;
-};
-
-/* The load/store distance of team PE j (a member of this PE's LSA team, checked by
- * coll_begin): from the routing cache for its first NIIN_LSA_SLOTS members, else the table. */
-__device__ __forceinline__ long long coll_delta(const niin_device_context &c, const CollTeam &t,
-                                                int j) {
-    const unsigned int index = static_cast<unsigned int>(t.first + j * t.stride);
-    return index < c.lsa_cache_count ? c.lsa_cache_delta[index] : __ldg(c.lsa_delta + index);
-}
-
-template <typename E>
-__device__ __forceinline__ E *coll_at(E *sym, long long delta) {
-    return reinterpret_cast<E *>(reinterpret_cast<char *>(sym) + delta);
-}
-template <typename E>
-__device__ __forceinline__ const E *coll_at(const E *sym, long long delta) {
-    return reinterpret_cast<const E *>(reinterpret_cast<const char *>(sym) + delta);
-}
 
 constexpr const char *kCollGin =
     "a member of the team is outside this PE's LSA team (another node, or NIIN_GIN_LOOPBACK): "
@@ -218,14 +48,18 @@ constexpr const char *kCollRoot = "PE_root is not a PE of the team";
 constexpr int kNoRoot = INT_MIN;
 
 /* What coll_begin found. */
-enum class CollStart { Go, Nothing, Fail };
+enum class CollStart { Go, Ll, Nothing, Fail };
 
 /* The start of every collective, by every thread of `coop`: the team (as nvshmem_barrier(team)
- * checks it), every member reachable by load/store, then -- with data to move and another
- * member -- a team sync. Fail: the caller returns nonzero; Nothing: nothing to move. */
+ * checks it), every member reachable by load/store; then, with data to move and another
+ * member, either the LL path's ring space (ll_units: 8-byte units per member's block, 0
+ * where the collective cannot take that path; coll_ll_impl.h says when it does) or a team
+ * sync. Go: the general path; Ll: the LL path (out->ll_off, out->ll_flag); Fail: the
+ * caller returns nonzero; Nothing: nothing to move. */
 template <typename Coop>
 __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvshmem_team_t team,
-                                                  size_t count, int root, CollTeam *out) {
+                                                  size_t count, int root, CollTeam *out,
+                                                  size_t ll_units) {
     const niin_device_context &c = context(fn);
     if (team == NVSHMEM_TEAM_INVALID) {
         if (coop.thread_rank() == 0) usage_error(fn, kInvalidTeam);
@@ -256,8 +90,36 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
         not_implemented(coop, fn, kCollGin);
         return CollStart::Fail;
     }
-    *out = CollTeam{me, t.size, static_cast<int>(first), t.stride};
-    if (t.size > 1) team_barrier(coop, fn, team, false);
+    *out = CollTeam{me, t.size, static_cast<int>(first), t.stride, 0, 0};
+    if (t.size == 1) return CollStart::Go;
+    /* The LL path: a broadcast takes one region of the ring, the others one per member; at
+     * most a quarter of the ring, so that wraps (a team sync each) stay rare. */
+    const size_t ring = c.coll_ll_ring;
+    if (ll_units != 0 && static_cast<unsigned int>(team) < c.coll_ll_slots &&
+        ll_units <= ring / 16) {
+        const size_t need =
+            16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size));
+        if (need <= ring / 4) {
+            const size_t slot = coll_ll_slot(c, team);
+            volatile CollLlHeader *h = reinterpret_cast<volatile CollLlHeader *>(c.heap_base + slot);
+            const unsigned int flag = h->flag + 1;
+            size_t off = static_cast<size_t>(h->off);
+            /* every thread has read the header before the first one rewrites it */
+            coop.sync();
+            if (off + need > ring) {
+                team_barrier(coop, fn, team, false);
+                off = 0;
+            }
+            if (coop.thread_rank() == 0) {
+                h->flag = flag;
+                h->off = off + need;
+            }
+            out->ll_off = slot + NIIN_COLL_LL_HEADER + off;
+            out->ll_flag = flag;
+            return CollStart::Ll;
+        }
+    }
+    team_barrier(coop, fn, team, false);
     return CollStart::Go;
 }
 
@@ -266,8 +128,10 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
  * typed bodies they made ptxas take minutes). */
 template <typename Coop>
 __device__ __forceinline__ CollStart coll_begin(Coop coop, const char *fn, nvshmem_team_t team,
-                                                size_t count, int root, CollTeam *out) {
-    return call_out_of_line_direct<&coll_begin_body<Coop>>(coop, fn, team, count, root, out);
+                                                size_t count, int root, CollTeam *out,
+                                                size_t ll_units) {
+    return call_out_of_line_direct<&coll_begin_body<Coop>>(coop, fn, team, count, root, out,
+                                                           ll_units);
 }
 
 /* The end: a team barrier (complete: quiet first, after stores into peers) or sync; a team
@@ -338,9 +202,21 @@ template <typename Coop, typename E, CollOp Op>
 __device__ __noinline__ int reduce_body(Coop coop, const char *fn, nvshmem_team_t team, E *dest,
                                         const E *source, size_t nreduce, bool scatter) {
     CollTeam t;
-    const CollStart s = coll_begin(coop, fn, team, nreduce, kNoRoot, &t);
-    if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
+    /* the LL path takes elements of at most 8 bytes (not maxloc's double2) */
+    const size_t ll_units = sizeof(E) <= 8 ? (nreduce * sizeof(E) + 7) / 8 : 0;
+    const CollStart s = coll_begin(coop, fn, team, nreduce, kNoRoot, &t, ll_units);
     const niin_device_context &c = niin_ctx_value;
+    if constexpr (sizeof(E) <= 8) {
+        /* A direct call: through call_out_of_line_direct the address of every (scope, type,
+         * operation) body would be a device variable, which every TU that includes the
+         * headers instantiates and compiles (a TU calling one reduction: 224 functions,
+         * ptxas 43 s instead of 3 s). */
+        if (s == CollStart::Ll) {
+            reduce_ll<Coop, E, Op>(coop, &c, t, dest, source, nreduce, scatter);
+            return 0;
+        }
+    }
+    if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
     if (scatter) {
         /* this PE's block of every member's source into its own dest */
         reduce_range<Coop, E, Op>(coop, c, t, dest, source + static_cast<size_t>(t.me) * nreduce,
@@ -373,8 +249,6 @@ __device__ __forceinline__ int reduce(Coop coop, const char *fn, nvshmem_team_t 
 
 /* ---- broadcast, fcollect, alltoall ------------------------------------------------------- */
 
-enum class CollMove : int { Broadcast, Fcollect, Alltoall };
-
 /* coop_copy behind a function of its own, which the movements call through the calling
  * convention (call_out_of_line_direct). Not coop_copy's own address: that would compile
  * coop_copy to the convention for every caller, and a putmem_block kernel went from 58 to 64
@@ -391,12 +265,16 @@ template <typename Coop, CollMove K>
 __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t team, void *dest,
                                       const void *source, size_t bytes, int root) {
     CollTeam t;
-    const CollStart s =
-        coll_begin(coop, fn, team, bytes, K == CollMove::Broadcast ? root : kNoRoot, &t);
-    if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
+    const CollStart s = coll_begin(coop, fn, team, bytes, K == CollMove::Broadcast ? root : kNoRoot,
+                                   &t, (bytes + 7) / 8);
     const niin_device_context &c = niin_ctx_value;
     char *d = static_cast<char *>(dest);
     const char *src = static_cast<const char *>(source);
+    if (s == CollStart::Ll) {
+        move_ll<Coop, K>(coop, &c, t, d, src, bytes, root); /* direct: as reduce_ll */
+        return 0;
+    }
+    if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
     /* The copies go through coll_copy, compiled to the calling convention: coop_copy called
      * directly from this loop had its registers allocated on top of the loop's (thread and
      * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64). */

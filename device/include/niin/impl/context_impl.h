@@ -106,7 +106,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 4u
+#define NIIN_MODULE_ABI_VERSION 5u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -142,6 +142,11 @@ typedef struct niin_host_info {
     unsigned int registered_slots;  /* entries of registered_table */
     void *registered_table;         /* device address of the registered-buffer table
                                        (niin_device_registered[]) */
+    /* ABI 5 */
+    unsigned long long coll_ll_offset; /* heap offset of the collectives' LL slots
+                                          (niin-api World::coll_ll_offset) */
+    unsigned int coll_ll_slots;     /* team handles with an LL slot (0: none) */
+    unsigned int coll_ll_ring_bytes; /* bytes of each slot's ring, after its header */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -179,7 +184,13 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 160, "niin_host_info is 160 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 176, "niin_host_info is 176 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_offset) == 160,
+                   "niin_host_info.coll_ll_offset at 160");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_slots) == 168,
+                   "niin_host_info.coll_ll_slots at 168");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_ring_bytes) == 172,
+                   "niin_host_info.coll_ll_ring_bytes at 172");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, registered_slots) == 144,
                    "niin_host_info.registered_slots at 144");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, registered_table) == 152,
@@ -234,6 +245,9 @@ static inline __host__ __device__ void niin_context_from_info(const niin_host_in
     ctx->team_sync_off = static_cast<size_t>(info->team_sync_offset);
     ctx->registered_slots = static_cast<int>(info->registered_slots);
     ctx->registered = static_cast<const niin_device_registered *>(info->registered_table);
+    ctx->coll_ll_off = static_cast<size_t>(info->coll_ll_offset);
+    ctx->coll_ll_slots = info->coll_ll_ring_bytes != 0 ? info->coll_ll_slots : 0u;
+    ctx->coll_ll_ring = info->coll_ll_ring_bytes;
     ctx->gin_loopback = info->gin_loopback != 0;
     if (ctx->gin_loopback) ctx->gin_enabled = 1;
 }
