@@ -170,14 +170,17 @@ __device__ __forceinline__ CollPack<E> combine_pack(const CollPack<E> &a, const 
 
 /* ---- the team -------------------------------------------------------------------------- */
 
-/* A team as the collectives use it: this PE's number in it, its size, and the LSA index
- * (lsa_index of common_impl.h) of team PE j: first + j * stride. On the LL path
- * (coll_ll_impl.h) also the heap offset of this collective's part of every member's ring
- * and its flag. */
+/* A team as the collectives use it: this PE's number in it, its size, the LSA index
+ * (lsa_index of common_impl.h) of team PE j, first + j * stride (meaningful when every
+ * member is an LSA peer, i.e. gin is 0), and the world PE of team PE j, pe0 + j * stride.
+ * On the LL path (coll_ll_impl.h) also the heap offset of this round's part of every
+ * member's ring and its flag. */
 struct CollTeam {
     int me, size, first, stride;
     size_t ll_off;
     unsigned int ll_flag;
+    int pe0;
+    int gin; /* non-zero: a member is outside this PE's LSA team (reached through GIN) */
 };
 
 /* The collectives that move bytes. */

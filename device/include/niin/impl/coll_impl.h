@@ -40,9 +40,14 @@
 namespace niin {
 namespace detail {
 
-constexpr const char *kCollGin =
+constexpr const char *kCollGinMaxloc =
     "a member of the team is outside this PE's LSA team (another node, or NIIN_GIN_LOOPBACK): "
-    "collectives over GIN are not implemented yet";
+    "maxloc over GIN is not implemented (the LL path carries elements of at most 8 bytes)";
+constexpr const char *kCollGinSlot =
+    "a member of the team is outside this PE's LSA team (another node, or NIIN_GIN_LOOPBACK): "
+    "collectives over GIN need the team's LL ring, which only team handles below 16 have, in "
+    "a symmetric heap of at least 8 MiB, with room for 2 x 16 bytes per team member in a "
+    "quarter ring (128 KiB rings from a 256 MiB heap)";
 constexpr const char *kCollRoot = "PE_root is not a PE of the team";
 /* coll_begin's root for the collectives that have none. */
 constexpr int kNoRoot = INT_MIN;
@@ -86,39 +91,30 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
     const unsigned int first = lsa_index(c, t.start);
     const unsigned int last = lsa_index(c, t.start + (t.size - 1) * t.stride);
     const unsigned int lsa_size = static_cast<unsigned int>(c.lsa_size);
-    if (first >= lsa_size || last >= lsa_size) {
-        not_implemented(coop, fn, kCollGin);
-        return CollStart::Fail;
+    const bool gin = first >= lsa_size || last >= lsa_size;
+    *out = CollTeam{me, t.size, static_cast<int>(first), t.stride, 0, 0, t.start, gin ? 1 : 0};
+    const bool has_slot = static_cast<unsigned int>(team) < c.coll_ll_slots;
+    const size_t ring = c.coll_ll_ring;
+    if (gin) {
+        /* Over GIN: the LL path at any size, in rounds of at most a quarter ring each, which
+         * must hold a unit in each of 2 x size regions (coll_ll_impl.h). */
+        if (ll_units == 0) {
+            not_implemented(coop, fn, kCollGinMaxloc);
+            return CollStart::Fail;
+        }
+        if (!has_slot || ring / 4 / 16 < 2 * static_cast<size_t>(t.size)) {
+            not_implemented(coop, fn, kCollGinSlot);
+            return CollStart::Fail;
+        }
+        return gin_ready(coop, fn, c) ? CollStart::Ll : CollStart::Fail;
     }
-    *out = CollTeam{me, t.size, static_cast<int>(first), t.stride, 0, 0};
     if (t.size == 1) return CollStart::Go;
     /* The LL path: a broadcast takes one region of the ring, the others one per member; at
-     * most a quarter of the ring, so that wraps (a team sync each) stay rare. */
-    const size_t ring = c.coll_ll_ring;
-    if (ll_units != 0 && static_cast<unsigned int>(team) < c.coll_ll_slots &&
-        ll_units <= ring / 16) {
-        const size_t need =
-            16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size));
-        if (need <= ring / 4) {
-            const size_t slot = coll_ll_slot(c, team);
-            volatile CollLlHeader *h = reinterpret_cast<volatile CollLlHeader *>(c.heap_base + slot);
-            const unsigned int flag = h->flag + 1;
-            size_t off = static_cast<size_t>(h->off);
-            /* every thread has read the header before the first one rewrites it */
-            coop.sync();
-            if (off + need > ring) {
-                team_barrier(coop, fn, team, false);
-                off = 0;
-            }
-            if (coop.thread_rank() == 0) {
-                h->flag = flag;
-                h->off = off + need;
-            }
-            out->ll_off = slot + NIIN_COLL_LL_HEADER + off;
-            out->ll_flag = flag;
-            return CollStart::Ll;
-        }
-    }
+     * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare.
+     * The ring is taken by the LL body (ll_reserve). */
+    if (ll_units != 0 && has_slot && ll_units <= ring / 16 &&
+        16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size)) <= ring / 4)
+        return CollStart::Ll;
     team_barrier(coop, fn, team, false);
     return CollStart::Go;
 }
@@ -212,7 +208,7 @@ __device__ __noinline__ int reduce_body(Coop coop, const char *fn, nvshmem_team_
          * headers instantiates and compiles (a TU calling one reduction: 224 functions,
          * ptxas 43 s instead of 3 s). */
         if (s == CollStart::Ll) {
-            reduce_ll<Coop, E, Op>(coop, &c, t, dest, source, nreduce, scatter);
+            reduce_ll<Coop, E, Op>(coop, fn, team, &c, t, dest, source, nreduce, scatter);
             return 0;
         }
     }
@@ -271,7 +267,9 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     char *d = static_cast<char *>(dest);
     const char *src = static_cast<const char *>(source);
     if (s == CollStart::Ll) {
-        move_ll<Coop, K>(coop, &c, t, d, src, bytes, root); /* direct: as reduce_ll */
+        /* out of line (9 bodies: every TU compiles them, unlike reduce_ll's 156); called
+         * directly, move_ll's registers added to move_body's: fcollectmem_block 74 */
+        call_out_of_line_direct<&move_ll<Coop, K>>(coop, fn, team, &c, t, d, src, bytes, root);
         return 0;
     }
     if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
