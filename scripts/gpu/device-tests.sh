@@ -28,7 +28,7 @@
 #                FAMILIES="conf_coll ..." runs only those programs.
 #   variants     the family programs under the device settings' other values, 2 and 4 PEs
 #                on NCCL 2.31.2: conf_signal_wait with NIIN_PUT_SIGNAL_MODE=split, and
-#                conf_signal_wait, conf_team, conf_strided with NIIN_GIN_LOOPBACK=1 (every
+#                conf_signal_wait, conf_team, conf_strided, conf_coll with NIIN_GIN_LOOPBACK=1 (every
 #                peer through the GIN proxy: put, get, put-with-signal, signal ADD of the
 #                team barriers). A run that fails is run again under compute-sanitizer.
 #   bandwidth    tests/gpu/putmem_block_bw.cu: nvshmemx_putmem_block, 132 CTAs x 1024
@@ -292,6 +292,15 @@ if [[ " $PARTS " == *" variants "* ]]; then
     variant split conf_signal_wait NIIN_PUT_SIGNAL_MODE=split
     for prog in conf_signal_wait conf_team conf_strided; do
         variant loopback "$prog" NIIN_GIN_LOOPBACK=1
+    done
+    # The collectives composed over GIN (every peer through the GIN proxy): 2 PEs, one scope
+    # per run (a run of all three takes longer than one run may)
+    for k in 0 1 2; do
+        log="$T/var_conf_coll_loopback_2_s$k.log"
+        run "conf_coll, 2 PEs, NIIN_GIN_LOOPBACK=1, scope $k" "$log" env CONF_COLL_SCOPES=$k \
+            NIIN_GIN_LOOPBACK=1 NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 \
+            $NR -n 2 "$D/conf_coll_231"
+        grep -h "FAIL|" "$log" | head -12
     done
 fi
 
