@@ -39,7 +39,19 @@
  * CUDA's __hadd, __hmul, __hmin, __hmax. The PEs' values are combined in team-PE order
  * (0, 1, 2, ...) for every element, by one PE, so every PE gets the same bits.
  *
- * Algorithm (niin/impl/coll_impl.h), every member reachable by load/store (LSA):
+ * Two paths (niin/impl/coll_impl.h picks; every member picks alike, from the arguments):
+ *
+ * LL, small collectives (niin/impl/coll_ll_impl.h): team handles below 16 (each has a ring
+ * in the system area, 1/2048 of the heap, at most 128 KiB), elements of at most 8 bytes, and
+ * a collective that fits a quarter of the ring (16 ring bytes per 8 data bytes, one region
+ * per member; a broadcast one region): with the default 128 KiB rings 8 KiB per PE for 2
+ * PEs, 4 KiB for 4, 2 KiB for 8. Each member stores its part as flagged 16-byte lines into
+ * the other members' rings and waits once, line by line, for what it receives (a broadcast's
+ * root does not wait at all); no sync before, no barrier after. When the ring is used up,
+ * the members meet in a team sync and start it again. Reductions combine in team order, as
+ * below.
+ *
+ * General path, every member reachable by load/store (LSA):
  *   1. a team sync (nvshmem_team_sync's): every member's source is ready, its dest free;
  *   2. the data moves by loads and stores through the LSA peer pointers, the group's threads
  *      sharing the elements (16-byte words where the addresses allow):
@@ -60,10 +72,13 @@
  *   A count of 0 returns at once (after checking the team).
  *
  * Limits and errors:
- *   - GIN (not yet): a team with a member outside this PE's LSA team (across nodes, or every
- *     peer under NIIN_GIN_LOOPBACK) goes to the NOT_IMPLEMENTED policy ("collectives over
- *     GIN are not implemented yet"); nothing is moved and the call returns nonzero under
- *     NIIN_NOOP / NIIN_WARN. All members decide alike (LSA teams are disjoint).
+ *   - GIN: a team with a member outside this PE's LSA team (across nodes, or every peer
+ *     under NIIN_GIN_LOOPBACK) takes the LL path at every size, in rounds of a quarter ring;
+ *     lines for such a member are staged in this PE's ring and sent with one GIN put each.
+ *     Needs a handle below 16, a heap of at least 8 MiB, and room for 2 x 16 bytes per
+ *     member in a quarter ring; maxloc (16-byte elements) is not composed over GIN. Those
+ *     cases go to the NOT_IMPLEMENTED policy with the reason; nothing is moved and the call
+ *     returns nonzero under NIIN_NOOP / NIIN_WARN. All members decide alike.
  *   - NVSHMEM_TEAM_INVALID, or a team this PE is not in, or a PE_root outside the team: a
  *     usage error (printed, then a trap), as nvshmem_barrier(team); a handle the device team
  *     table lacks: NOT_IMPLEMENTED policy. The call returns nonzero in both cases.
