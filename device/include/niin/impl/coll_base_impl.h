@@ -30,26 +30,6 @@ enum class CollOp : int { And, Or, Xor, Min, Max, Sum, Prod, MaxLoc };
 #define NIIN_COLL_OP_sum niin::detail::CollOp::Sum
 #define NIIN_COLL_OP_prod niin::detail::CollOp::Prod
 
-/* The unsigned fixed-width integer of a width. */
-template <int Bytes>
-struct coll_uint;
-template <>
-struct coll_uint<1> {
-    using type = uint8_t;
-};
-template <>
-struct coll_uint<2> {
-    using type = uint16_t;
-};
-template <>
-struct coll_uint<4> {
-    using type = uint32_t;
-};
-template <>
-struct coll_uint<8> {
-    using type = uint64_t;
-};
-
 /* The type a reduction of T with Op computes in: T for the types that are not integers
  * (floating point, half, bfloat16, double2); for the integers the fixed-width integer of T's
  * width, signed only for a signed T's min and max (and, or, xor, sum and prod give the same
@@ -60,7 +40,7 @@ struct coll_elem {
 };
 template <typename T, CollOp Op>
 struct coll_elem<T, Op, true> {
-    using U = typename coll_uint<static_cast<int>(sizeof(T))>::type;
+    using U = typename uint_of_size<static_cast<int>(sizeof(T))>::type;
     using type = std::conditional_t<(Op == CollOp::Min || Op == CollOp::Max) && std::is_signed<T>::value,
                                     std::make_signed_t<U>, U>;
 };
@@ -192,6 +172,13 @@ __device__ __forceinline__ long long coll_delta(const niin_device_context &c, co
                                                 int j) {
     const unsigned int index = static_cast<unsigned int>(t.first + j * t.stride);
     return index < c.lsa_cache_count ? c.lsa_cache_delta[index] : __ldg(c.lsa_delta + index);
+}
+
+/* Team PE number `me + i` (i = 1 .. size - 1), wrapped: the order in which a member sends to
+ * the others, starting at the next one so the PEs write to different members at a time. */
+__device__ __forceinline__ int coll_next(const CollTeam &t, int i) {
+    const int j = t.me + i;
+    return j >= t.size ? j - t.size : j;
 }
 
 template <typename E>

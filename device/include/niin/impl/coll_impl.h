@@ -282,8 +282,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {
-            int j = t.me + 1 + i;
-            if (j >= t.size) j -= t.size;
+            const int j = coll_next(t, i + 1);
             const char *from = K == CollMove::Fcollect ? src : src + static_cast<size_t>(j) * bytes;
             call_out_of_line_direct<&coll_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
                                                       from, bytes);

@@ -269,8 +269,7 @@ __device__ __noinline__ void ll_round_send(Coop coop, const LlRound *r) {
     }
 #pragma unroll 1
     for (int i = 1; i < t.size; ++i) {
-        int j = t.me + i;
-        if (j >= t.size) j -= t.size;
+        const int j = coll_next(t, i);
         const char *block = r->src + static_cast<size_t>(j) * r->src_stride;
         char *peer;
         if (!t.gin) {
@@ -314,8 +313,7 @@ __device__ __noinline__ void ll_round_receive(Coop coop, const LlRound *r) {
     ll_copy(coop, r->dest + mine * r->dest_stride, r->src + mine * r->src_stride, r->len);
 #pragma unroll 1
     for (int i = 1; i < t.size; ++i) {
-        int j = t.me + i;
-        if (j >= t.size) j -= t.size;
+        const int j = coll_next(t, i);
         ll_receive(coop, r->dest + static_cast<size_t>(j) * r->dest_stride,
                    ring + static_cast<size_t>(j) * r->region, r->len, t.ll_flag);
     }
