@@ -274,7 +274,9 @@ mod tests {
             "rounded down"
         );
         assert_eq!(coll_ll_ring_bytes(256 << 20), 128 << 10);
-        assert_eq!(coll_ll_ring_bytes(2 << 30), COLL_LL_RING_MAX, "capped");
+        assert_eq!(coll_ll_ring_bytes(1 << 30), 512 << 10);
+        assert_eq!(coll_ll_ring_bytes(2 << 30), COLL_LL_RING_MAX);
+        assert_eq!(coll_ll_ring_bytes(64 << 30), COLL_LL_RING_MAX, "capped");
         for heap in [8u64 << 20, 16 << 20, 256 << 20, 1 << 30, 64 << 30] {
             let all = (COLL_LL_SLOTS * (COLL_LL_HEADER_BYTES + coll_ll_ring_bytes(heap))) as u64;
             let headers = (COLL_LL_SLOTS * COLL_LL_HEADER_BYTES) as u64;

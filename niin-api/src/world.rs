@@ -58,8 +58,10 @@ pub const COLL_LL_SLOTS: usize = 16;
 /// offset in the ring, kept by device code), before the ring.
 pub const COLL_LL_HEADER_BYTES: usize = 256;
 
-/// The largest LL ring of a team, in bytes.
-pub const COLL_LL_RING_MAX: usize = 128 * 1024;
+/// The largest LL ring of a team, in bytes: 1 MiB, from a heap of 2 GiB. A ring wraps (its
+/// members meet in a team sync) when it is used up, so a larger ring means fewer waits: a
+/// 4 KiB broadcast wraps every 128 calls in 1 MiB, every 16 in 128 KiB.
+pub const COLL_LL_RING_MAX: usize = 1024 * 1024;
 
 /// Bytes of each team's LL ring for a heap of `heap_size` bytes: 1/2048 of the heap rounded
 /// down to 4 KiB, at most [`COLL_LL_RING_MAX`], and 0 (no rings: every device collective

@@ -14,12 +14,20 @@
 // of its own; the host then checks every region against an oracle computed here. The kernels
 // have no __launch_bounds__ and run 1024 threads where their registers allow (block_threads):
 // a thread (thread 0), a warp (warp 0) or the whole block calls.
-// Consecutive collectives need no host barrier: each starts with a team sync, so no member
-// writes into a peer before that peer has entered it.
+// The host barrier before each launch keeps OpenSHMEM's rule that dest is ready on every
+// member before any member calls (broadcast, fcollect and alltoall may store into a peer
+// that has not entered yet): here, no PE's stores land before that PE poisoned its dest.
+// Within a launch each collective has regions of its own.
+//
+// CONF_COLL_SCOPES (digits, default "012") picks the scopes; CONF_COLL_TYPES (names separated
+// by commas, as in the FAIL lines: int_sum, float_max, char, mem (bytes), ...) runs only
+// those reductions and movements (for the slow runs: NIIN_GIN_LOOPBACK with several PEs).
+// Progress goes to stdout line by line (NOTE lines), so a run cut short shows how far it got.
 //
 // Values are small integers (sums of up to 8 PEs fit int8 and are exact in half and
 // bfloat16), negative for the signed and floating types, so min and max see signs.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -402,13 +410,29 @@ struct Ctx {
     char *dst, *src;  // symmetric, kRegions regions each
     int *d_bad;
     std::vector<char> host;
+    const char *types;  // CONF_COLL_TYPES, or nullptr: every type
 };
 static const char *const kScope[3] = {"thread", "warp", "block"};
+
+// Whether `name` is one of CONF_COLL_TYPES's comma-separated names (every name without it).
+static bool selected(const Ctx &x, const char *name) {
+    if (x.types == nullptr) return true;
+    const size_t len = strlen(name);
+    for (const char *p = x.types; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        const size_t n = end == nullptr ? strlen(p) : static_cast<size_t>(end - p);
+        if (n == len && strncmp(p, name, n) == 0) return true;
+        if (end == nullptr) break;
+        p = end + 1;
+    }
+    return false;
+}
 constexpr unsigned char kSentinel = 0x5A;
 
 template <typename R, int Scope>
 static void run_reduction(Ctx &x, int index) {
     using T = typename R::T;
+    if (!selected(x, R::name)) return;
     char label[160];
     snprintf(label, sizeof label, "reduce, reducescatter: %s", kScope[Scope]);
     ConfGroup &g = conf_group(label);
@@ -425,6 +449,7 @@ static void run_reduction(Ctx &x, int index) {
     TEST_CUDA(cudaMemset(x.dst, kSentinel, kRegions * kRegionBytes));
     TEST_CUDA(cudaMemset(x.d_bad, 0, sizeof(int)));
     TEST_CUDA(cudaDeviceSynchronize());
+    nvshmem_barrier_all(); // every member's dest is ready
     const int threads = block_threads(reduction_kernel<Scope>, kScope[Scope]);
     CONF_LAUNCH(g, reduction_kernel<Scope>, 1, threads, index, x.teams, x.dst, x.src, x.d_bad);
     int bad = 0;
@@ -473,6 +498,7 @@ static unsigned char move_byte(int k, size_t b) {
 template <typename M, int Scope>
 static void run_move(Ctx &x, int index) {
     using T = typename M::T;
+    if (!selected(x, M::name)) return;
     char label[160];
     snprintf(label, sizeof label, "broadcast, fcollect, alltoall: %s", kScope[Scope]);
     ConfGroup &g = conf_group(label);
@@ -488,6 +514,7 @@ static void run_move(Ctx &x, int index) {
     TEST_CUDA(cudaMemset(x.dst, kSentinel, kRegions * kRegionBytes));
     TEST_CUDA(cudaMemset(x.d_bad, 0, sizeof(int)));
     TEST_CUDA(cudaDeviceSynchronize());
+    nvshmem_barrier_all(); // every member's dest is ready
     const int threads = block_threads(move_kernel<Scope>, kScope[Scope]);
     CONF_LAUNCH(g, move_kernel<Scope>, 1, threads, index, x.teams, x.dst, x.src, x.d_bad);
     int bad = 0;
@@ -529,6 +556,7 @@ static void run_move(Ctx &x, int index) {
 
 #ifndef TEST_NVSHMEM
 static void run_maxloc(Ctx &x) {
+    if (!selected(x, "maxloc")) return;
     ConfGroup &g = conf_group("maxloc reduce: block");
     std::vector<double2> v(kMaxCount);
     for (int s = 0; s < kSlots; s++) {
@@ -543,6 +571,7 @@ static void run_maxloc(Ctx &x) {
     TEST_CUDA(cudaMemset(x.dst, kSentinel, kRegions * kRegionBytes));
     TEST_CUDA(cudaMemset(x.d_bad, 0, sizeof(int)));
     TEST_CUDA(cudaDeviceSynchronize());
+    nvshmem_barrier_all(); // every member's dest is ready
     CONF_LAUNCH(g, maxloc_kernel, 1, block_threads(maxloc_kernel, "maxloc"), x.teams, x.dst, x.src,
                 x.d_bad);
     x.host.resize(kRegions * kRegionBytes);
@@ -639,10 +668,19 @@ int main() {
     // program runs longer than a run may take: scripts/gpu/device-tests.sh runs it per scope.
     const char *scopes = getenv("CONF_COLL_SCOPES");
     if (scopes == nullptr) scopes = "012";
-    if (me == 0) printf("NOTE|scopes run: %s (0 thread, 1 warp, 2 block)\n", scopes);
-    if (strchr(scopes, '0') != nullptr) run_scope<0>(x);
-    if (strchr(scopes, '1') != nullptr) run_scope<1>(x);
-    if (strchr(scopes, '2') != nullptr) run_scope<2>(x);
+    x.types = getenv("CONF_COLL_TYPES");
+    if (x.types != nullptr && x.types[0] == '\0') x.types = nullptr;
+    if (me == 0)
+        printf("NOTE|scopes run: %s (0 thread, 1 warp, 2 block); types: %s\n", scopes,
+               x.types == nullptr ? "all" : x.types);
+    const auto start = std::chrono::steady_clock::now();
+    auto done = [&](const char *what) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (me == 0) printf("NOTE|%s done at %.1f s\n", what, s);
+    };
+    if (strchr(scopes, '0') != nullptr) run_scope<0>(x), done("thread scope");
+    if (strchr(scopes, '1') != nullptr) run_scope<1>(x), done("warp scope");
+    if (strchr(scopes, '2') != nullptr) run_scope<2>(x), done("block scope");
 #ifndef TEST_NVSHMEM
     if (strchr(scopes, '2') != nullptr) run_maxloc(x);
 #endif

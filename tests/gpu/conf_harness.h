@@ -73,6 +73,8 @@ __attribute__((format(printf, 3, 4))) static inline bool conf_check(ConfGroup &g
 
 static inline void conf_begin(const char *program) {
     g_conf_program = program;
+    // line by line, also into a file: a run cut short by a timeout still shows how far it got
+    setvbuf(stdout, nullptr, _IOLBF, 0);
     test_init();
     g_conf_me = nvshmem_my_pe();
     g_conf_npes = nvshmem_n_pes();

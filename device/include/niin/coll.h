@@ -28,7 +28,10 @@
  * Semantics (OpenSHMEM 1.5 team collectives, as NVSHMEM 3.4.5): every member of `team` calls
  * with the same arguments (one call per team at a time per PE: a thread, a warp or a block);
  * `dest` and `source` are symmetric; on return dest is complete on the calling PE and source
- * may be reused. Team PE numbers (PE_root, the blocks of fcollect and alltoall) are the
+ * may be reused. As OpenSHMEM requires, dest must be ready on every member before any member
+ * calls: broadcast, fcollect and alltoall may store into a member's dest before that member
+ * has entered the call (a PE that reads its dest after one collective and then calls the
+ * next into the same dest must sync the team in between, as with NVSHMEM). Team PE numbers (PE_root, the blocks of fcollect and alltoall) are the
  * team's. reduce: dest[i] = op over the team's PEs of source[i], i < nreduce; dest == source
  * (in place) allowed. reducescatter: on team PE k, dest[i] = op over the PEs of
  * source[k * nreduce + i]. fcollect: dest[j * nelems ...] = team PE j's source. alltoall: on
@@ -42,17 +45,20 @@
  * Two paths (niin/impl/coll_impl.h picks; every member picks alike, from the arguments):
  *
  * LL, small collectives (niin/impl/coll_ll_impl.h): team handles below 16 (each has a ring
- * in the system area, 1/2048 of the heap, at most 128 KiB), elements of at most 8 bytes, and
- * a collective that fits a quarter of the ring (16 ring bytes per 8 data bytes, one region
- * per member; a broadcast one region): with the default 128 KiB rings 8 KiB per PE for 2
- * PEs, 4 KiB for 4, 2 KiB for 8. Each member stores its part as flagged 16-byte lines into
+ * in the system area, 1/2048 of the heap, at most 1 MiB), elements of at most 8 bytes, and
+ * a collective that needs at most 64 KiB and a quarter of the ring (16 ring bytes per 8 data
+ * bytes, one region per member; a broadcast one region): with rings of 128 KiB or more,
+ * a 32 KiB broadcast, 16 KiB per PE for 2 PEs, 8 KiB for 4, 4 KiB for 8. Each member stores its part as flagged 16-byte lines into
  * the other members' rings and waits once, line by line, for what it receives (a broadcast's
  * root does not wait at all); no sync before, no barrier after. When the ring is used up,
  * the members meet in a team sync and start it again. Reductions combine in team order, as
  * below.
  *
  * General path, every member reachable by load/store (LSA):
- *   1. a team sync (nvshmem_team_sync's): every member's source is ready, its dest free;
+ *   1. where PEs read their peers' source (reduce, reducescatter, and a broadcast that
+ *      pulls, below) a team sync first (nvshmem_team_sync's): every member's source is
+ *      ready. fcollect, alltoall and a pushed broadcast only store into peers' dest, which
+ *      the rule above makes ready: no wait before them, as NVSHMEM's;
  *   2. the data moves by loads and stores through the LSA peer pointers, the group's threads
  *      sharing the elements (16-byte words where the addresses allow):
  *        reduce         the nreduce elements are cut into n_pes contiguous slices (of 16-byte
@@ -60,13 +66,15 @@
  *                       in team order and stores the result into slice i of every member's
  *                       dest -- only PE i touches slice i, so in place is safe
  *        reducescatter  each PE reads its block from every member, writes its own dest
- *        broadcast      each PE reads the root's source into its own dest
+ *        broadcast      the root writes its source into every member's dest; when that is
+ *                       more than 256 KiB beyond one member's share ((n - 2) x bytes), each
+ *                       PE instead reads the root's source into its own dest (pulls)
  *        fcollect       each PE writes its source into every member's dest
  *        alltoall       each PE writes block k of its source into member k's dest
  *   3. a team barrier after (nvshmem_barrier's: quiet, then sync) where PEs stored into their
- *      peers (reduce, fcollect, alltoall), a team sync where each PE wrote only its own dest
- *      (reducescatter, broadcast): then every peer's stores are visible, and no PE reuses its
- *      source while another still reads it.
+ *      peers (reduce, fcollect, alltoall, a pushed broadcast), a team sync where each PE
+ *      wrote only its own dest (reducescatter, a pulled broadcast): then every peer's stores
+ *      are visible, and no PE reuses its source while another still reads it.
  *   The syncs are the team barriers of niin/sync.h: NCCL's for WORLD and SHARED / NODE, the
  *   counting barrier for other teams. A team of one PE moves its data and syncs nothing else.
  *   A count of 0 returns at once (after checking the team).

@@ -174,8 +174,9 @@ __device__ __forceinline__ long long coll_delta(const niin_device_context &c, co
     return index < c.lsa_cache_count ? c.lsa_cache_delta[index] : __ldg(c.lsa_delta + index);
 }
 
-/* Team PE number `me + i` (i = 1 .. size - 1), wrapped: the order in which a member sends to
- * the others, starting at the next one so the PEs write to different members at a time. */
+/* Team PE number `me + i` (i = 0 .. size - 1; 0 is this PE), wrapped: the order in which a
+ * member sends to the others, starting at the next one so the PEs write to different members
+ * at a time. */
 __device__ __forceinline__ int coll_next(const CollTeam &t, int i) {
     const int j = t.me + i;
     return j >= t.size ? j - t.size : j;

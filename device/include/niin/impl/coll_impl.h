@@ -21,8 +21,12 @@
  * which then picks one of two paths:
  *   LL, for small sizes (coll_ll_impl.h): each member sends its part as flagged lines into
  *      the others' rings and waits once, for what it receives (reduce_ll, move_ll)
- *   general: a team sync, the data movement by load/store between the members' buffers,
- *      coll_end (team barrier or sync)
+ *   general: the data movement by load/store between the members' buffers, then coll_end
+ *      (a team barrier or sync). A reduction (it reads the others' sources) and a large
+ *      broadcast to many members (they read the root's) first sync the team; fcollect,
+ *      alltoall and the other broadcasts push into the members' dest, which OpenSHMEM
+ *      requires to be ready on every member before any member calls: they wait once, at the
+ *      end, as NVSHMEM's do (CollSync).
  * niin/coll.h says what and why.
  */
 #ifndef NIIN_IMPL_COLL_IMPL_H
@@ -47,13 +51,35 @@ constexpr const char *kCollGinSlot =
     "a member of the team is outside this PE's LSA team (another node, or NIIN_GIN_LOOPBACK): "
     "collectives over GIN need the team's LL ring, which only team handles below 16 have, in "
     "a symmetric heap of at least 8 MiB, with room for 2 x 16 bytes per team member in a "
-    "quarter ring (128 KiB rings from a 256 MiB heap)";
+    "quarter ring (rings are 1/2048 of the heap: 128 KiB from a 256 MiB heap)";
 constexpr const char *kCollRoot = "PE_root is not a PE of the team";
 /* coll_begin's root for the collectives that have none. */
 constexpr int kNoRoot = INT_MIN;
 
 /* What coll_begin found. */
 enum class CollStart { Go, Ll, Nothing, Fail };
+
+/* Whether the general path syncs the team before it moves data: always for a reduction (each
+ * member reads the others' sources, which are ready once they entered); never for fcollect
+ * and alltoall (each member stores its block into the others' dest, ready by OpenSHMEM's
+ * rule for these collectives); for a broadcast when its members pull (broadcast_pulls). */
+enum class CollSync { Always, Never, Broadcast };
+
+/* A broadcast's members pull from the root's source (a sync first, each copies in parallel)
+ * when the root would otherwise store more than kBroadcastPushBytes beyond one member's
+ * share: the root pushes alone (one block's bandwidth for n - 1 copies), which pays only
+ * below where a sync (a round trip between the PEs, a few microseconds over NVLink) costs
+ * less than the extra copies. A model, not a measurement: the lent machine has one GPU. */
+constexpr size_t kBroadcastPushBytes = 256 * 1024;
+__device__ __forceinline__ bool broadcast_pulls(int size, size_t bytes) {
+    return size > 2 && static_cast<size_t>(size - 2) * bytes > kBroadcastPushBytes;
+}
+
+/* The LL path's largest collective within an LSA team, in ring bytes (16 per 8 data bytes,
+ * times the regions): above it the general path moves half the bytes, and a movement waits
+ * there as often (once). 64 KiB of lines: a 32 KiB broadcast, 16 KiB per PE of an fcollect
+ * of 2 PEs, 8 KiB of 4. Over GIN every size takes the LL path, in rounds of a quarter ring. */
+constexpr size_t kLlLsaMaxNeed = 64 * 1024;
 
 /* The start of every collective, by every thread of `coop`: the team (as nvshmem_barrier(team)
  * checks it), every member reachable by load/store; then, with data to move and another
@@ -64,7 +90,7 @@ enum class CollStart { Go, Ll, Nothing, Fail };
 template <typename Coop>
 __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvshmem_team_t team,
                                                   size_t count, int root, CollTeam *out,
-                                                  size_t ll_units) {
+                                                  size_t ll_units, CollSync sync) {
     const niin_device_context &c = context(fn);
     if (team == NVSHMEM_TEAM_INVALID) {
         if (coop.thread_rank() == 0) usage_error(fn, kInvalidTeam);
@@ -110,12 +136,14 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
     }
     if (t.size == 1) return CollStart::Go;
     /* The LL path: a broadcast takes one region of the ring, the others one per member; at
-     * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare.
-     * The ring is taken by the LL body (ll_reserve). */
-    if (ll_units != 0 && has_slot && ll_units <= ring / 16 &&
-        16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size)) <= ring / 4)
-        return CollStart::Ll;
-    team_barrier(coop, fn, team, false);
+     * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare,
+     * and at most kLlLsaMaxNeed. The ring is taken by the LL body (ll_reserve). */
+    if (ll_units != 0 && has_slot && ll_units <= ring / 16) {
+        const size_t need = 16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size));
+        if (need <= ring / 4 && need <= kLlLsaMaxNeed) return CollStart::Ll;
+    }
+    if (sync == CollSync::Always || (sync == CollSync::Broadcast && broadcast_pulls(t.size, count)))
+        team_barrier(coop, fn, team, false);
     return CollStart::Go;
 }
 
@@ -125,9 +153,9 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
 template <typename Coop>
 __device__ __forceinline__ CollStart coll_begin(Coop coop, const char *fn, nvshmem_team_t team,
                                                 size_t count, int root, CollTeam *out,
-                                                size_t ll_units) {
+                                                size_t ll_units, CollSync sync) {
     return call_out_of_line_direct<&coll_begin_body<Coop>>(coop, fn, team, count, root, out,
-                                                           ll_units);
+                                                           ll_units, sync);
 }
 
 /* The end: a team barrier (complete: quiet first, after stores into peers) or sync; a team
@@ -200,7 +228,7 @@ __device__ __noinline__ int reduce_body(Coop coop, const char *fn, nvshmem_team_
     CollTeam t;
     /* the LL path takes elements of at most 8 bytes (not maxloc's double2) */
     const size_t ll_units = sizeof(E) <= 8 ? (nreduce * sizeof(E) + 7) / 8 : 0;
-    const CollStart s = coll_begin(coop, fn, team, nreduce, kNoRoot, &t, ll_units);
+    const CollStart s = coll_begin(coop, fn, team, nreduce, kNoRoot, &t, ll_units, CollSync::Always);
     const niin_device_context &c = niin_ctx_value;
     if constexpr (sizeof(E) <= 8) {
         /* A direct call: through call_out_of_line_direct the address of every (scope, type,
@@ -261,8 +289,9 @@ template <typename Coop, CollMove K>
 __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t team, void *dest,
                                       const void *source, size_t bytes, int root) {
     CollTeam t;
-    const CollStart s = coll_begin(coop, fn, team, bytes, K == CollMove::Broadcast ? root : kNoRoot,
-                                   &t, (bytes + 7) / 8);
+    const CollStart s =
+        coll_begin(coop, fn, team, bytes, K == CollMove::Broadcast ? root : kNoRoot, &t,
+                   (bytes + 7) / 8, K == CollMove::Broadcast ? CollSync::Broadcast : CollSync::Never);
     const niin_device_context &c = niin_ctx_value;
     char *d = static_cast<char *>(dest);
     const char *src = static_cast<const char *>(source);
@@ -277,8 +306,21 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
      * directly from this loop had its registers allocated on top of the loop's (thread and
      * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64). */
     if constexpr (K == CollMove::Broadcast) {
-        const char *from = coll_at(src, coll_delta(c, t, root));
-        if (from != d) call_out_of_line_direct<&coll_copy<Coop>>(coop, d, from, bytes);
+        if (broadcast_pulls(t.size, bytes)) {
+            /* after coll_begin's sync; a sync at the end, so the root's source is not
+             * rewritten before every member has read it */
+            const char *from = coll_at(src, coll_delta(c, t, root));
+            if (from != d) call_out_of_line_direct<&coll_copy<Coop>>(coop, d, from, bytes);
+            coll_end(coop, fn, team, t, false);
+            return 0;
+        }
+        /* the root stores into every member's dest (its own first), then the barrier */
+        if (t.me == root) {
+            for (int i = 0; i < t.size; ++i) {
+                char *to = coll_at(d, coll_delta(c, t, coll_next(t, i)));
+                if (to != src) call_out_of_line_direct<&coll_copy<Coop>>(coop, to, src, bytes);
+            }
+        }
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {
@@ -288,7 +330,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
                                                       from, bytes);
         }
     }
-    coll_end(coop, fn, team, t, K != CollMove::Broadcast);
+    coll_end(coop, fn, team, t, true);
     return 0;
 }
 

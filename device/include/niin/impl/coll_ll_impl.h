@@ -32,8 +32,8 @@
  *
  * Who takes this path (coll_begin_body decides; every member decides alike): a team of at
  * least two PEs, all LSA peers, whose handle has a slot, whose elements are at most 8
- * bytes, and whose collective needs at most a quarter of the ring (with the default heap,
- * 128 KiB rings: 8 KiB per PE with 2 PEs, 4 KiB with 4, 2 KiB with 8).
+ * bytes, and whose collective needs at most a quarter of the ring and kLlLsaMaxNeed (64 KiB
+ * of lines: 16 KiB per PE with 2 PEs, 8 KiB with 4, 4 KiB with 8, a 32 KiB broadcast).
  *
  * Teams with a member outside this PE's LSA team (another node; every peer under
  * NIIN_GIN_LOOPBACK) take this path at every size, in chunks of at most a quarter of the
@@ -197,7 +197,7 @@ __device__ __forceinline__ size_t ll_need(size_t bytes, size_t regions) {
 /* The most bytes per block of one LL round over `regions` regions: a quarter of the ring,
  * in whole units (0: the ring is too small). */
 __device__ __forceinline__ size_t ll_chunk(const niin_device_context &c, size_t regions) {
-    /* in 32 bits (a ring is at most 128 KiB, a team of at most 2^31 PEs): a 64-bit division
+    /* in 32 bits (a ring is at most 1 MiB, a team of at most 2^31 PEs): a 64-bit division
      * is a call to a routine that needs more registers than a 1024-thread block has */
     const unsigned int lines = c.coll_ll_ring / 64u;
     return 8 * static_cast<size_t>(lines / static_cast<unsigned int>(regions));
