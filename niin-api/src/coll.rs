@@ -3,13 +3,17 @@
 //!
 //! Every member of the team calls the same collective with the same arguments; operands
 //! are symmetric. On return (blocking) or once the stream reaches it, this PE's `dst` is
-//! complete and its `src` may be reused. Counts are NVSHMEM's: `nreduce` / `nelems`
+//! complete and its `src` may be reused. As OpenSHMEM requires, every member's `dst` must be
+//! ready before any member calls: broadcast, fcollect and alltoall may write into a peer's
+//! `dst` before that peer has entered the call (a GPU world's do), so a PE that reads its
+//! `dst` after one collective and then calls the next into it must meet the team in
+//! between ([`World::barrier`]), as with NVSHMEM. Counts are NVSHMEM's: `nreduce` / `nelems`
 //! elements per PE block; `root` is the root's number in the team. What each one computes
 //! is in [`niin_transport::coll`]: floating reductions combine the PEs' values in team
 //! order, so every PE gets bit-identical results; a reduction may be in place.
 //!
 //! The mock runs every form. A GPU world runs every form on the GPU for a team of LSA
-//! peers (copy engines and reduction kernels between two team barriers, on the stream);
+//! peers (copy engines and reduction kernels, then a team barrier, on the stream);
 //! a team with a member reached only over the network runs the blocking forms through
 //! host RMA and refuses the stream forms with [`Error`] naming that member.
 

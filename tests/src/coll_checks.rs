@@ -190,6 +190,10 @@ fn movement_case<T: RmaType>(w: &World, sc: &Scratch, team: TeamId, form: Form) 
     let mine: Vec<T> = (0..m * n).map(|i| value(w.my_pe(), i)).collect();
     w.put(src, &mine, w.my_pe())?;
     let root = n - 1;
+    // Before each movement the team meets: the members' dest must be ready before any
+    // member calls (OpenSHMEM; niin-rs pushes into it without a wait), and each PE has just
+    // read its dest to check the previous one.
+    w.barrier(team)?;
     in_form(w, form, |s| match s {
         None => w.broadcast(team, dst.slice(..m), src.slice(..m), m, root),
         Some(s) => s.broadcast(team, dst.slice(..m), src.slice(..m), m, root),
@@ -198,6 +202,7 @@ fn movement_case<T: RmaType>(w: &World, sc: &Scratch, team: TeamId, form: Form) 
         .map(|i| value::<T>(world_of(root), i).to_bits())
         .collect();
     expect_eq(w, "broadcast", bits(&read(w, dst.slice(..m))?), want)?;
+    w.barrier(team)?;
     in_form(w, form, |s| match s {
         None => w.fcollect(team, dst, src.slice(..m), m),
         Some(s) => s.fcollect(team, dst, src.slice(..m), m),
@@ -206,6 +211,7 @@ fn movement_case<T: RmaType>(w: &World, sc: &Scratch, team: TeamId, form: Form) 
         .map(|i| value::<T>(world_of(i / m), i % m).to_bits())
         .collect();
     expect_eq(w, "fcollect", bits(&read(w, dst)?), want)?;
+    w.barrier(team)?;
     in_form(w, form, |s| match s {
         None => w.alltoall(team, dst, src, m),
         Some(s) => s.alltoall(team, dst, src, m),

@@ -1,14 +1,16 @@
 //! Host-initiated collectives of teams of LSA peers, blocking and on streams: the copy
 //! engines move the data, the generated reduction kernels (`cuda/coll_kernels.rs`)
-//! combine it, and two barriers of the team enclose both, all on one stream.
+//! combine it, and barriers of the team order them, all on one stream.
 //!
 //! Semantics are [`crate::coll`]'s (NVSHMEM 3.4.5's team collectives); the steps, enqueued
 //! in order on the caller's stream (`Order::Stream`) or on the internal stream, which is
 //! then synchronized (`Order::Now`):
 //!
-//! 1. a barrier of the team (the world's `ncclAllReduce`, or a sub-team's stream barrier):
-//!    every member's earlier work on its stream is done, so its `src` is ready and its
-//!    `dst` free;
+//! 1. for the reductions only, a barrier of the team (the world's `ncclAllReduce`, or a
+//!    sub-team's stream barrier): every member's earlier work on its stream is done, so its
+//!    `src` is ready. Broadcast, fcollect and alltoall only store into the members' `dst`,
+//!    which OpenSHMEM requires to be ready on every member before any member calls: they
+//!    start at once (as NVSHMEM's do), and wait for the team once, in step 3;
 //! 2. the data:
 //!    - **reduce**: team PE `k` combines slice `k` of the elements (`nelems·k/n ..
 //!      nelems·(k+1)/n`) over every member's `src`, in team order, and stores the result
@@ -16,14 +18,13 @@
 //!      and it reads it before, so `dst == src` (in place) is safe;
 //!    - **reducescatter**: team PE `k` combines block `k` of every member's `src` into its
 //!      own `dst` (one kernel);
-//!    - **broadcast**: a copy of the root's `src` into this PE's `dst` (skipped where the two
-//!      are the same bytes: the root in place);
-//!    - **fcollect**: a copy of member `j`'s `src` into block `j` of this PE's `dst`, for every
-//!      `j`;
-//!    - **alltoall**: a copy of block `k` of member `j`'s `src` into block `j` of this PE's
+//!    - **broadcast**: the root copies its `src` into every member's `dst` (its own skipped
+//!      where the two are the same bytes: in place);
+//!    - **fcollect**: a copy of this PE's `src` into block `k` of every member's `dst`;
+//!    - **alltoall**: a copy of block `j` of this PE's `src` into block `k` of member `j`'s
 //!      `dst`, for every `j`;
-//! 3. a barrier of the team again: nobody's `src` or `dst` is reused while a member still
-//!    reads or writes it, and every member's data has landed.
+//! 3. a barrier of the team: nobody's `src` or `dst` is reused while a member still reads
+//!    or writes it, and every member's data has landed.
 //!
 //! Every member must be an LSA peer of this PE, with one exception: a collective over
 //! the world whose type and operator NCCL has is one NCCL collective on the world's
@@ -32,7 +33,8 @@
 //! the default for the world ([`HostCollPath`]): measured on an H200 (`tests/gpu/coll_bw.cu`,
 //! session 12), NCCL's took 5–7 µs a call with 1 PE where the path above took 6–8, and 35
 //! against 55 µs for a 64 MiB float sum; with 2 PEs time-sharing the GPU it needs one or two
-//! time slices (2.25 or 4.5 ms) where two barriers need four (9.0 ms). NCCL has no 16-bit
+//! time slices (2.25 or 4.5 ms) where two barriers needed four (9.0 ms; session 14 dropped
+//! the first barrier of broadcast, fcollect and alltoall, step 1). NCCL has no 16-bit
 //! integers and no bitwise operators: those, and sub-teams, take the path above. NCCL's
 //! floating sums and products combine the PEs in its own order (the same result on every
 //! PE, not necessarily the team-order result of the path above, which `NIIN_HOST_COLL=lsa`
@@ -216,7 +218,9 @@ impl LsaTransport {
         let k = c.team.team_pe(self.pe).expect("validated: a member");
         let mine = bases[k];
         self.on(order, |s| {
-            self.enqueue_barrier(s, c.team)?;
+            if kernels.is_some() {
+                self.enqueue_barrier(s, c.team)?;
+            }
             self.enqueue_data(s, c, k, mine, &bases, kernels.as_deref())?;
             self.enqueue_barrier(s, c.team)
         })
@@ -239,7 +243,8 @@ impl LsaTransport {
         let copy = |to: u64, from: u64| {
             // SAFETY: both ranges are `bb` bytes inside mapped heaps of members (checked
             // against the heap size in run_collective), alive as long as `self`; the
-            // barriers around the copy keep the members from reusing them meanwhile.
+            // destination is ready by the collective's precondition (module docs), and the
+            // barrier after the copy keeps the members from reusing either meanwhile.
             unsafe { cuda::memcpy_async(to, from, bb as usize, s) }.map_err(cuda_err)
         };
         let reduce = |op, src: SymAddr, dst: SymAddr, count: usize, push: bool| {
@@ -271,16 +276,25 @@ impl LsaTransport {
                 let src = SymAddr(c.src.0 + k as u64 * bb);
                 reduce(op, src, c.dst, c.nelems, false)
             }
-            CollKind::Broadcast { root } => {
-                let (to, from) = (at(mine, c.dst, 0), at(bases[root], c.src, 0));
-                if to == from { Ok(()) } else { copy(to, from) }
+            // The pushes start at the next member, so the PEs write to different members at
+            // a time.
+            CollKind::Broadcast { root } if root == k => {
+                let from = at(mine, c.src, 0);
+                (0..n).try_for_each(|i| {
+                    let to = at(bases[(k + i) % n], c.dst, 0);
+                    if to == from { Ok(()) } else { copy(to, from) }
+                })
             }
-            CollKind::Fcollect => (0..n)
-                .try_for_each(|j| copy(at(mine, c.dst, j as u64 * bb), at(bases[j], c.src, 0))),
-            CollKind::Alltoall => (0..n).try_for_each(|j| {
+            CollKind::Broadcast { .. } => Ok(()),
+            CollKind::Fcollect => (1..=n).try_for_each(|i| {
+                let j = (k + i) % n;
+                copy(at(bases[j], c.dst, k as u64 * bb), at(mine, c.src, 0))
+            }),
+            CollKind::Alltoall => (1..=n).try_for_each(|i| {
+                let j = (k + i) % n;
                 copy(
-                    at(mine, c.dst, j as u64 * bb),
-                    at(bases[j], c.src, k as u64 * bb),
+                    at(bases[j], c.dst, k as u64 * bb),
+                    at(mine, c.src, j as u64 * bb),
                 )
             }),
         }

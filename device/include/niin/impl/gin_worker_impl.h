@@ -73,9 +73,12 @@ __device__ __forceinline__ void gin_loopback_run(const niin_device_context &c,
                         : gin_loopback_address(c, q, r.op == NIIN_GIN_GET ? me : r.pe, r.dest_off);
         unsigned long long done = 0;
         if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0) {
+            /* in 8-byte elements: each is single-copy atomic, which the LL lines of the
+             * device collectives (coll_ll_impl.h) rely on, as on a network's writes (a
+             * uint4 copy is four 4-byte elements to the memory model) */
             const unsigned long long vecs = r.bytes / 16;
             for (unsigned long long v = lane; v < vecs; v += 32)
-                reinterpret_cast<uint4 *>(dst)[v] = reinterpret_cast<const uint4 *>(src)[v];
+                reinterpret_cast<ulonglong2 *>(dst)[v] = reinterpret_cast<const ulonglong2 *>(src)[v];
             done = vecs * 16;
         }
         for (unsigned long long i = done + lane; i < r.bytes; i += 32) dst[i] = src[i];
