@@ -90,14 +90,29 @@ __device__ __forceinline__ void ll_store(char *line, uint2 u, unsigned int flag)
                  : "memory");
 }
 
+/* NIIN_DEBUG_LL=1 (a debugging build, off by default): a wait that polls a line 2^24 times
+ * prints the line's address, the flag it waits for and the words it sees, once. */
+#ifndef NIIN_DEBUG_LL
+#define NIIN_DEBUG_LL 0
+#endif
+
 /* The 8 data bytes of a line of this PE's ring, once both its words carry `flag`. */
 __device__ __forceinline__ uint2 ll_wait(const char *line, unsigned int flag) {
     unsigned long long w0, w1;
+#if NIIN_DEBUG_LL
+    unsigned int polls = 0;
+#endif
     do {
         asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
                      : "=l"(w0), "=l"(w1)
                      : "l"(line)
                      : "memory");
+#if NIIN_DEBUG_LL
+        if (++polls == (1u << 24))
+            printf("NIIN_DEBUG_LL: PE %d block %u thread %u waits at %p for flag %u, sees "
+                   "%#llx %#llx\n",
+                   niin_ctx_value.my_pe, blockIdx.x, threadIdx.x, line, flag, w0, w1);
+#endif
     } while (static_cast<unsigned int>(w0 >> 32) != flag || static_cast<unsigned int>(w1 >> 32) != flag);
     return make_uint2(static_cast<unsigned int>(w0), static_cast<unsigned int>(w1));
 }
@@ -283,6 +298,14 @@ __device__ __noinline__ void ll_round_send(Coop coop, const LlRound *r) {
                     ll_send(coop, const_cast<char *>(staged), block, r->len, t.ll_flag);
                     coop.sync();
                 }
+#if NIIN_DEBUG_LL
+                if (coop.thread_rank() == 0)
+                    printf("NIIN_DEBUG_LL: PE %d puts %llu bytes at heap offset %llu (flag %u) to PE "
+                           "%d\n",
+                           c.my_pe, static_cast<unsigned long long>(r->region),
+                           static_cast<unsigned long long>(own - c.heap_base), t.ll_flag,
+                           coll_pe(t, j));
+#endif
                 call_out_of_line_direct<&gin_put<Coop>>(coop, r->fn, &c, static_cast<void *>(own),
                                                         static_cast<const void *>(staged),
                                                         r->region, coll_pe(t, j), false);
