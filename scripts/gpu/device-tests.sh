@@ -30,7 +30,8 @@
 #                on NCCL 2.31.2: conf_signal_wait with NIIN_PUT_SIGNAL_MODE=split, and
 #                conf_signal_wait, conf_team, conf_strided, conf_coll with NIIN_GIN_LOOPBACK=1 (every
 #                peer through the GIN proxy: put, get, put-with-signal, signal ADD of the
-#                team barriers). A run that fails is run again under compute-sanitizer.
+#                team barriers); tests/gpu/coll_smoke.cu with 2 PEs, on LSA and under
+#                NIIN_GIN_LOOPBACK=1. A run that fails is run again under compute-sanitizer.
 #   bandwidth    tests/gpu/putmem_block_bw.cu: nvshmemx_putmem_block, 132 CTAs x 1024
 #                threads, 1-256 MiB, PE 0 -> PE 1; niin-rs (also built with
 #                -DNIIN_DEVICE_GIN=0) and NVSHMEM 3.4.5 all under mpirun with unique-id
@@ -292,6 +293,17 @@ if [[ " $PARTS " == *" variants "* ]]; then
     variant split conf_signal_wait NIIN_PUT_SIGNAL_MODE=split
     for prog in conf_signal_wait conf_team conf_strided; do
         variant loopback "$prog" NIIN_GIN_LOOPBACK=1
+    done
+    # One collective of each kind, 2 PEs, on LSA and then composed over GIN (every peer
+    # through the GIN proxy; the LL debug build prints where a wait is stuck): a hang names
+    # its step (HANG|) within SMOKE_TIMEOUT_S instead of using up the run's time
+    for mode in lsa loopback; do
+        prog=coll_smoke_231 env_mode=()
+        [ $mode = loopback ] && prog=coll_smoke_dbg_231 env_mode=(NIIN_GIN_LOOPBACK=1)
+        log="$T/var_coll_smoke_${mode}_2.log"
+        run "coll_smoke, 2 PEs, $mode" "$log" env SMOKE_TIMEOUT_S=20 "${env_mode[@]}" \
+            NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 $NR -n 2 "$D/$prog"
+        grep -h "FAIL|\|HANG|\|NIIN_DEBUG_LL" "$log" | head -12
     done
     # The collectives composed over GIN (every peer through the GIN proxy): 2 PEs, one scope
     # per run (a run of all three takes longer than one run may)

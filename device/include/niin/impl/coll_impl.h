@@ -26,7 +26,8 @@
  *      broadcast to many members (they read the root's) first sync the team; fcollect,
  *      alltoall and the other broadcasts push into the members' dest, which OpenSHMEM
  *      requires to be ready on every member before any member calls: they wait once, at the
- *      end, as NVSHMEM's do (CollSync).
+ *      end, as NVSHMEM's do (CollSync). A pushed broadcast ends with flags instead of the
+ *      barrier (broadcast_signal): its root does not wait at all.
  * niin/coll.h says what and why.
  */
 #ifndef NIIN_IMPL_COLL_IMPL_H
@@ -75,11 +76,24 @@ __device__ __forceinline__ bool broadcast_pulls(int size, size_t bytes) {
     return size > 2 && static_cast<size_t>(size - 2) * bytes > kBroadcastPushBytes;
 }
 
-/* The LL path's largest collective within an LSA team, in ring bytes (16 per 8 data bytes,
- * times the regions): above it the general path moves half the bytes, and a movement waits
- * there as often (once). 64 KiB of lines: a 32 KiB broadcast, 16 KiB per PE of an fcollect
- * of 2 PEs, 8 KiB of 4. Over GIN every size takes the LL path, in rounds of a quarter ring. */
+/* The LL path's largest fcollect or alltoall within an LSA team, in ring bytes (16 per 8
+ * data bytes, times the regions): above it the general path moves half the bytes, and a
+ * movement waits there as often (once). 64 KiB of lines: 16 KiB per PE of an fcollect of 2
+ * PEs, 8 KiB of 4. A reduction takes the LL path up to a quarter ring: its general path
+ * waits twice (a sync before it reads the members' sources, a barrier after). Over GIN every
+ * size takes the LL path, in rounds of a quarter ring. */
 constexpr size_t kLlLsaMaxNeed = 64 * 1024;
+
+/* The LL path's largest broadcast within an LSA team, in ring bytes: 4 KiB of lines, 2 KiB
+ * of data. Above it the root stores into the members' dest and then releases a flag to each
+ * (broadcast_signal), which needs no ring, so no wraps: the root never waits for its
+ * members, as NVSHMEM's broadcast does not. Below it the lines save the root's system fence.
+ * NIIN_BROADCAST_LL_MAX_NEED (ring bytes; 0: never LL) overrides it in a build that measures
+ * the two (tests/gpu/coll_bw.cu). */
+#ifndef NIIN_BROADCAST_LL_MAX_NEED
+#define NIIN_BROADCAST_LL_MAX_NEED (4 * 1024)
+#endif
+constexpr size_t kLlLsaBroadcastMaxNeed = NIIN_BROADCAST_LL_MAX_NEED;
 
 /* The start of every collective, by every thread of `coop`: the team (as nvshmem_barrier(team)
  * checks it), every member reachable by load/store; then, with data to move and another
@@ -137,10 +151,16 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
     if (t.size == 1) return CollStart::Go;
     /* The LL path: a broadcast takes one region of the ring, the others one per member; at
      * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare,
-     * and at most kLlLsaMaxNeed. The ring is taken by the LL body (ll_reserve). */
+     * and at most kLlLsaBroadcastMaxNeed for a broadcast, kLlLsaMaxNeed for fcollect and
+     * alltoall (a reduction: CollSync::Always). The ring is taken by the LL body
+     * (ll_reserve). */
     if (ll_units != 0 && has_slot && ll_units <= ring / 16) {
-        const size_t need = 16 * ll_units * (root != kNoRoot ? 1 : static_cast<size_t>(t.size));
-        if (need <= ring / 4 && need <= kLlLsaMaxNeed) return CollStart::Ll;
+        const bool broadcast = root != kNoRoot;
+        const size_t need = 16 * ll_units * (broadcast ? 1 : static_cast<size_t>(t.size));
+        const size_t cap = sync == CollSync::Always ? ring / 4
+                           : broadcast              ? kLlLsaBroadcastMaxNeed
+                                                    : kLlLsaMaxNeed;
+        if (need <= ring / 4 && need <= cap) return CollStart::Ll;
     }
     if (sync == CollSync::Always || (sync == CollSync::Broadcast && broadcast_pulls(t.size, count)))
         team_barrier(coop, fn, team, false);
@@ -282,6 +302,42 @@ __device__ __noinline__ void coll_copy(Coop coop, char *dst, const char *src, si
     coop_copy(coop, dst, src, bytes);
 }
 
+/* The end of a pushed broadcast of an LSA team with an LL slot, by every thread of `coop`,
+ * instead of a barrier: the root, after its stores into every member's dest, releases the
+ * team's broadcast count to each member (a system fence, then a release max into the
+ * member's slot header); a member waits until its header shows that count (acquire). Each
+ * member counts the team's broadcasts itself: they are called in the same order everywhere.
+ * The root never waits, so it may run ahead to the next broadcast, whose stores land in
+ * dest, which OpenSHMEM requires ready before any member calls (as NVSHMEM's broadcast
+ * does). Out of line: one body per scope. */
+template <typename Coop>
+__device__ __noinline__ void broadcast_signal(Coop coop, const niin_device_context *cp,
+                                              nvshmem_team_t team, const CollTeam *tp, int root) {
+    const niin_device_context &c = *cp;
+    const CollTeam &t = *tp;
+    coop.sync(); /* the root: every thread's stores are done before the fence */
+    if (coop.thread_rank() == 0) {
+        CollLlHeader *h = reinterpret_cast<CollLlHeader *>(c.heap_base + coll_ll_slot(c, team));
+        const unsigned long long seq = h->bcast_seq + 1;
+        h->bcast_seq = seq;
+        if (t.me == root) {
+            __threadfence_system();
+#pragma unroll 1
+            for (int i = 1; i < t.size; ++i) {
+                unsigned long long *landed =
+                    coll_at(&h->bcast_landed, coll_delta(c, t, coll_next(t, i)));
+                /* a max, not a store: the next broadcast's root (another member) may reach
+                 * this member before this store does, and the count must not go back */
+                asm volatile("red.release.sys.max.u64 [%0], %1;" ::"l"(landed), "l"(seq) : "memory");
+            }
+        } else {
+            while (load_acquire_bits(reinterpret_cast<const uint64_t *>(&h->bcast_landed)) < seq)
+                __nanosleep(32);
+        }
+    }
+    coop.sync(); /* a member: the acquire orders every thread's reads of dest */
+}
+
 /* `bytes` per block, by every thread of `coop` (coop_copy of copy_impl.h, no synchronization
  * between the blocks). The pushes start at the next member, so the PEs write to different
  * members at a time. */
@@ -314,12 +370,18 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
             coll_end(coop, fn, team, t, false);
             return 0;
         }
-        /* the root stores into every member's dest (its own first), then the barrier */
+        /* the root stores into every member's dest (its own first), then the flags (a team
+         * with an LL slot) or the barrier */
         if (t.me == root) {
             for (int i = 0; i < t.size; ++i) {
                 char *to = coll_at(d, coll_delta(c, t, coll_next(t, i)));
                 if (to != src) call_out_of_line_direct<&coll_copy<Coop>>(coop, to, src, bytes);
             }
+        }
+        if (t.size > 1 && static_cast<unsigned int>(team) < c.coll_ll_slots) {
+            call_out_of_line_direct<&broadcast_signal<Coop>>(coop, &c, team,
+                                                             static_cast<const CollTeam *>(&t), root);
+            return 0;
         }
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;

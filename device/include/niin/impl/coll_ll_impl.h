@@ -66,13 +66,19 @@
 namespace niin {
 namespace detail {
 
-/* This PE's LL state of a team, at the head of its slot: the flag of its last LL collective
- * of the team and the ring offset where its next one starts. */
+/* This PE's state of a team, at the head of its slot: the flag of its last LL collective of
+ * the team and the ring offset where its next one starts; for the signalled broadcast of an
+ * LSA team (coll_impl.h's broadcast_signal), this PE's count of the team's broadcasts on
+ * that path and the count of the last one whose data has landed here (its root's release
+ * store). All zero at init and when the team of the handle is destroyed. */
 struct CollLlHeader {
     unsigned int flag;
     unsigned int reserved;
     unsigned long long off;
+    unsigned long long bcast_seq;
+    unsigned long long bcast_landed;
 };
+static_assert(sizeof(CollLlHeader) <= NIIN_COLL_LL_HEADER, "the slot header holds the state");
 
 /* Heap offset of the LL slot of `team` (a handle below c.coll_ll_slots). */
 __device__ __forceinline__ size_t coll_ll_slot(const niin_device_context &c, nvshmem_team_t team) {
