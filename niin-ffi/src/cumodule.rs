@@ -968,6 +968,8 @@ mod tests {
             coll_ll_offset: 0x5000,
             coll_ll_slots: 16,
             coll_ll_ring_bytes: 131072,
+            lsa_multimem: 1,
+            reserved6: 0,
         };
         io.set_host_info(&info);
         let word = |at: usize| i32::from_ne_bytes(io.host_info[at..at + 4].try_into().unwrap());
@@ -984,6 +986,7 @@ mod tests {
         assert_eq!(ll, 0x5000, "coll_ll_offset at 160");
         assert_eq!(word(168), 16, "coll_ll_slots at 168");
         assert_eq!(word(172), 131072, "coll_ll_ring_bytes at 172");
+        assert_eq!(word(176), 1, "lsa_multimem at 176");
         assert!(
             io.host_info[size_of::<NiinHostInfo>()..]
                 .iter()

@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 5;
+pub const MODULE_ABI_VERSION: c_uint = 6;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -178,6 +178,11 @@ pub struct NiinHostInfo {
     /// Bytes of each slot's ring ([`World::coll_ll_ring_bytes`]; 0: no rings), after a
     /// [`niin_api::COLL_LL_HEADER_BYTES`]-byte header.
     pub coll_ll_ring_bytes: c_uint,
+    /// Non-zero: the modules ask NCCL for the LSA team's multimem handle
+    /// (`ncclDevCommRequirements.lsaMultimem`, NVLS; ABI 6): [`lsa_multimem_wanted`].
+    pub lsa_multimem: c_int,
+    /// Zero (keeps the struct a multiple of 8 bytes).
+    pub reserved6: c_uint,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -223,7 +228,8 @@ pub struct NiinModuleHooks {
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 176);
+    assert!(size_of::<NiinHostInfo>() == 184);
+    assert!(std::mem::offset_of!(NiinHostInfo, lsa_multimem) == 176);
     assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_offset) == 160);
     assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_slots) == 168);
     assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_ring_bytes) == 172);
@@ -575,6 +581,10 @@ pub fn barrier_count_from(var: Option<&str>) -> Result<u32, String> {
 pub const PUT_SIGNAL_MODE_VAR: &str = "NIIN_PUT_SIGNAL_MODE";
 /// The environment variable of the GIN proxy's loopback test mode ([`flag_from`]).
 pub const GIN_LOOPBACK_VAR: &str = "NIIN_GIN_LOOPBACK";
+
+/// NVSHMEM's switch for NVLink SHARP (NVLS): set, the modules never ask NCCL for a multimem
+/// handle and the device collectives never take their multimem path.
+pub const DISABLE_NVLS_VAR: &str = "NVSHMEM_DISABLE_NVLS";
 /// The environment variable of the GIN queue's slots ([`gin_queue_slots_from`]).
 pub const GIN_QUEUE_SLOTS_VAR: &str = "NIIN_GIN_QUEUE_SLOTS";
 /// GIN queue slots of a module by default.
@@ -590,6 +600,21 @@ pub fn put_signal_mode_from(var: Option<&str>) -> Result<c_int, String> {
         Some(other) => Err(format!(
             "{PUT_SIGNAL_MODE_VAR}={other:?} is not a put-with-signal mode: use auto or fused \
              (default), or separate (aliases split, fence_signal)"
+        )),
+    }
+}
+
+/// A boolean of NVSHMEM's environment from the value of `name` (`None` or empty: false):
+/// 1/0, true/false, yes/no, on/off, y/n, any case.
+pub fn bool_from(name: &str, var: Option<&str>) -> Result<bool, String> {
+    let Some(text) = var.map(str::trim) else {
+        return Ok(false);
+    };
+    match text.to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "n" | "off" => Ok(false),
+        "1" | "true" | "yes" | "y" | "on" => Ok(true),
+        _ => Err(format!(
+            "{name}={text:?} is not a boolean (1/0, true/false, yes/no, on/off)"
         )),
     }
 }
@@ -630,10 +655,12 @@ pub struct DeviceSettings {
     pub gin_loopback: c_int,
     /// [`GIN_QUEUE_SLOTS_VAR`].
     pub gin_queue_slots: u32,
+    /// [`DISABLE_NVLS_VAR`].
+    pub nvls_disabled: bool,
 }
 
 impl DeviceSettings {
-    /// Reads the four variables; the first bad one is the error.
+    /// Reads the five variables; the first bad one is the error.
     pub fn from_env() -> Result<Self, String> {
         let var = |name: &str| std::env::var(name).ok();
         Ok(DeviceSettings {
@@ -641,6 +668,7 @@ impl DeviceSettings {
             put_signal_mode: put_signal_mode_from(var(PUT_SIGNAL_MODE_VAR).as_deref())?,
             gin_loopback: flag_from(GIN_LOOPBACK_VAR, var(GIN_LOOPBACK_VAR).as_deref())?,
             gin_queue_slots: gin_queue_slots_from(var(GIN_QUEUE_SLOTS_VAR).as_deref())?,
+            nvls_disabled: bool_from(DISABLE_NVLS_VAR, var(DISABLE_NVLS_VAR).as_deref())?,
         })
     }
 }
@@ -1101,7 +1129,26 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         coll_ll_offset: 0,
         coll_ll_slots: 0,
         coll_ll_ring_bytes: 0,
+        lsa_multimem: 0,
+        reserved6: 0,
     }
+}
+
+/// Whether the modules' devComms ask for the LSA team's multimem handle (NVLS, for the device
+/// collectives of `niin/impl/coll_multimem_impl.h`): only where NCCL says the communicator
+/// supports it (`ncclCommQueryProperties`, NCCL 2.29.2 and later; NCCL fails the devComm
+/// otherwise), for an LSA team of more than 2 GPUs (NCCL's own rule for its symmetric
+/// kernels), not under [`GIN_LOOPBACK_VAR`] (every peer through the GIN proxy), and not when
+/// [`DISABLE_NVLS_VAR`] is set.
+pub fn lsa_multimem_wanted(
+    settings: DeviceSettings,
+    lsa_size: usize,
+    multimem_support: Option<bool>,
+) -> bool {
+    !settings.nvls_disabled
+        && settings.gin_loopback == 0
+        && lsa_size > 2
+        && multimem_support == Some(true)
 }
 
 /// Gives every registered module its device context for `world` (the end of init). On a
@@ -1136,6 +1183,18 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     } else {
         niin_api::COLL_LL_SLOTS as c_uint
     };
+    // (a library without ncclCommQueryProperties, or a failed query: no multimem)
+    let multimem_support = parts
+        .comm
+        .properties()
+        .ok()
+        .flatten()
+        .map(|p| p.multimem_support);
+    info.lsa_multimem = c_int::from(lsa_multimem_wanted(
+        settings,
+        parts.lsa_size(),
+        multimem_support,
+    ));
     reg.attached = Some(Attached {
         teams,
         registered,
@@ -1732,6 +1791,18 @@ mod tests {
         assert_eq!(flag_from(GIN_LOOPBACK_VAR, Some("1")), Ok(1));
         let e = flag_from(GIN_LOOPBACK_VAR, Some("yes")).unwrap_err();
         assert!(e.contains("NIIN_GIN_LOOPBACK") && e.contains("yes"), "{e}");
+        assert_eq!(bool_from(DISABLE_NVLS_VAR, None), Ok(false));
+        for yes in ["1", "true", "YES", " on ", "y"] {
+            assert_eq!(bool_from(DISABLE_NVLS_VAR, Some(yes)), Ok(true), "{yes}");
+        }
+        for no in ["", "0", "False", "no", "off", "n"] {
+            assert_eq!(bool_from(DISABLE_NVLS_VAR, Some(no)), Ok(false), "{no}");
+        }
+        let e = bool_from(DISABLE_NVLS_VAR, Some("maybe")).unwrap_err();
+        assert!(
+            e.contains("NVSHMEM_DISABLE_NVLS") && e.contains("maybe"),
+            "{e}"
+        );
         assert_eq!(gin_queue_slots_from(None), Ok(DEFAULT_GIN_QUEUE_SLOTS));
         assert_eq!(gin_queue_slots_from(Some("2")), Ok(2));
         assert_eq!(gin_queue_slots_from(Some("65536")), Ok(65536));
@@ -1739,6 +1810,35 @@ mod tests {
             let e = gin_queue_slots_from(Some(bad)).unwrap_err();
             assert!(e.contains("NIIN_GIN_QUEUE_SLOTS"), "{e}");
         }
+    }
+
+    #[test]
+    fn multimem_only_where_nccl_supports_it_on_more_than_two_gpus() {
+        let on = DeviceSettings {
+            barrier_count: 1,
+            put_signal_mode: 0,
+            gin_loopback: 0,
+            gin_queue_slots: DEFAULT_GIN_QUEUE_SLOTS,
+            nvls_disabled: false,
+        };
+        assert!(lsa_multimem_wanted(on, 4, Some(true)));
+        assert!(lsa_multimem_wanted(on, 8, Some(true)));
+        // NCCL without multimem support would fail the devComm: never asked
+        assert!(!lsa_multimem_wanted(on, 4, Some(false)));
+        // NCCL 2.28 has no ncclCommQueryProperties: unknown, so never asked
+        assert!(!lsa_multimem_wanted(on, 4, None));
+        // NCCL's own rule for its symmetric kernels: more than 2 GPUs
+        assert!(!lsa_multimem_wanted(on, 2, Some(true)));
+        let disabled = DeviceSettings {
+            nvls_disabled: true,
+            ..on
+        };
+        assert!(!lsa_multimem_wanted(disabled, 4, Some(true)));
+        let loopback = DeviceSettings {
+            gin_loopback: 1,
+            ..on
+        };
+        assert!(!lsa_multimem_wanted(loopback, 4, Some(true)));
     }
 
     unsafe extern "C" fn fail_create(

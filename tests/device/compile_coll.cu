@@ -105,6 +105,41 @@ __global__ void maxloc_one(nvshmem_team_t team, double2 *dest, const double2 *so
     status[threadIdx.x] = nvshmemx_double2_maxloc_reduce_block(team, dest, source, n);
 }
 
+/* Every multimem (NVLS) form of the reductions (niin/impl/coll_multimem_impl.h: sum of the
+ * floating types and 32/64-bit integers, min/max/and/or/xor of 32/64-bit integers, signed and
+ * unsigned), reached by a kernel so that ptxas checks each multimem.ld_reduce instruction:
+ * the lent machines have no NVLS, so this compile is all the checking that path gets. */
+__global__ void multimem_forms_one(nvshmem_team_t team, char *dest, const char *source, size_t n,
+                                   int which, int *status) {
+    if (threadIdx.x != 0) return;
+    int r = 0;
+#define NIIN_MM_FORM(K, NAME, TYPE, OP)                                                       \
+    case K:                                                                                   \
+        r = nvshmem_##NAME##_##OP##_reduce(team, reinterpret_cast<TYPE *>(dest),              \
+                                          reinterpret_cast<const TYPE *>(source), n);        \
+        break;
+    switch (which) {
+        NIIN_MM_FORM(0, double, double, sum)
+        NIIN_MM_FORM(1, half, half, sum)
+        NIIN_MM_FORM(2, bfloat16, __nv_bfloat16, sum)
+        NIIN_MM_FORM(3, int, int, sum)
+        NIIN_MM_FORM(4, int64, int64_t, sum)
+        NIIN_MM_FORM(5, int, int, min)
+        NIIN_MM_FORM(6, uint32, uint32_t, max)
+        NIIN_MM_FORM(7, int64, int64_t, max)
+        NIIN_MM_FORM(8, uint64, uint64_t, min)
+        NIIN_MM_FORM(9, int32, int32_t, and)
+        NIIN_MM_FORM(10, int64, int64_t, or)
+        NIIN_MM_FORM(11, uint32, uint32_t, xor)
+        default:
+            r = nvshmem_uint64_xor_reducescatter(team, reinterpret_cast<uint64_t *>(dest),
+                                                 reinterpret_cast<const uint64_t *>(source), n);
+            break;
+    }
+#undef NIIN_MM_FORM
+    status[0] = r;
+}
+
 /* ---- host code: the thread forms are libnvshmem_host's functions ---------------------- */
 
 int host_side(nvshmem_team_t team, char *sym, const char *src, size_t n, cudaStream_t stream) {

@@ -40,15 +40,18 @@
  * Arithmetic: integers wrap around (two's complement), and/or/xor bitwise; float and double
  * sum/prod as IEEE + and *, min/max as (a < b ? a : b) / (a > b ? a : b), half and bfloat16 as
  * CUDA's __hadd, __hmul, __hmin, __hmax. The PEs' values are combined in team-PE order
- * (0, 1, 2, ...) for every element, by one PE, so every PE gets the same bits.
+ * (0, 1, 2, ...) for every element, by one PE, so every PE gets the same bits (on the
+ * multimem path below the NVSwitch combines them, in its order, and every PE still gets the
+ * one result).
  *
  * Two paths (niin/impl/coll_impl.h picks; every member picks alike, from the arguments):
  *
  * LL, small collectives (niin/impl/coll_ll_impl.h): team handles below 16 (each has a ring
  * in the system area, 1/2048 of the heap, at most 1 MiB), elements of at most 8 bytes, and
- * a collective that needs at most 64 KiB and a quarter of the ring (16 ring bytes per 8 data
- * bytes, one region per member; a broadcast one region): with rings of 128 KiB or more,
- * a 32 KiB broadcast, 16 KiB per PE for 2 PEs, 8 KiB for 4, 4 KiB for 8. Each member stores its part as flagged 16-byte lines into
+ * a collective that needs at most a quarter of the ring (16 ring bytes per 8 data bytes,
+ * one region per member; a broadcast one region) and, for fcollect and alltoall, 64 KiB
+ * (16 KiB per PE for 2 PEs, 8 KiB for 4, 4 KiB for 8), for a broadcast 4 KiB (2 KiB of
+ * data); reductions up to the quarter ring. Each member stores its part as flagged 16-byte lines into
  * the other members' rings and waits once, line by line, for what it receives (a broadcast's
  * root does not wait at all); no sync before, no barrier after. When the ring is used up,
  * the members meet in a team sync and start it again. Reductions combine in team order, as
@@ -72,9 +75,19 @@
  *        fcollect       each PE writes its source into every member's dest
  *        alltoall       each PE writes block k of its source into member k's dest
  *   3. a team barrier after (nvshmem_barrier's: quiet, then sync) where PEs stored into their
- *      peers (reduce, fcollect, alltoall, a pushed broadcast), a team sync where each PE
- *      wrote only its own dest (reducescatter, a pulled broadcast): then every peer's stores
- *      are visible, and no PE reuses its source while another still reads it.
+ *      peers (reduce, fcollect, alltoall, a pushed broadcast of a team without an LL slot),
+ *      a team sync where each PE wrote only its own dest (reducescatter, a pulled
+ *      broadcast): then every peer's stores are visible, and no PE reuses its source while
+ *      another still reads it. A pushed broadcast of a team with an LL slot ends instead with
+ *      the root releasing a count into each member's slot header (a system fence, then a
+ *      release max), which the members wait for: the root does not wait at all.
+ *   Multimem (NVLS, niin/impl/coll_multimem_impl.h): where NCCL gave the module's devComm a
+ *   multimem handle and the team is the whole LSA team, step 2 goes through the multicast
+ *   address instead: reduce ld_reduces its slice in the switch and stores it to every
+ *   member at once, reducescatter ld_reduces its block, fcollect and broadcast store each
+ *   block once for all members (sum of floating types and 32/64-bit integers, min/max/and/
+ *   or/xor of 32/64-bit integers; 16-byte aligned heap buffers of whole 16-byte packs).
+ *   Compiled, never run (no NVLS on the machines this is tested on).
  *   The syncs are the team barriers of niin/sync.h: NCCL's for WORLD and SHARED / NODE, the
  *   counting barrier for other teams. A team of one PE moves its data and syncs nothing else.
  *   A count of 0 returns at once (after checking the team).

@@ -21,6 +21,8 @@
  * which then picks one of two paths:
  *   LL, for small sizes (coll_ll_impl.h): each member sends its part as flagged lines into
  *      the others' rings and waits once, for what it receives (reduce_ll, move_ll)
+ *   multimem (coll_multimem_impl.h): the general path's data movement through NVLS, where
+ *      the team is the LSA team and NCCL gave a multimem handle (compiled, not run here)
  *   general: the data movement by load/store between the members' buffers, then coll_end
  *      (a team barrier or sync). A reduction (it reads the others' sources) and a large
  *      broadcast to many members (they read the root's) first sync the team; fcollect,
@@ -35,6 +37,7 @@
 
 #include "niin/impl/coll_base_impl.h"
 #include "niin/impl/coll_ll_impl.h"
+#include "niin/impl/coll_multimem_impl.h"
 #include "niin/impl/common_impl.h"
 #include "niin/impl/copy_impl.h"
 #include "niin/impl/query_impl.h"
@@ -261,6 +264,26 @@ __device__ __noinline__ int reduce_body(Coop coop, const char *fn, nvshmem_team_
         }
     }
     if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
+    if constexpr (mm_reduce_ok<E, Op>()) {
+        /* NVLS: the switch reduces (coll_multimem_impl.h); called directly, as reduce_ll */
+        const size_t bytes = nreduce * sizeof(E);
+        const E *from = scatter ? source + static_cast<size_t>(t.me) * nreduce : source;
+        if (mm_team(c, t) && mm_packs(c, from, bytes) && mm_packs(c, dest, bytes)) {
+            if (scatter) {
+                mm_reduce<Coop, E, Op>(coop, &c, dest, from, nreduce, true);
+            } else {
+                /* slice `me` of the 16-byte packs */
+                const size_t packs = bytes / 16, n = static_cast<size_t>(t.size);
+                const size_t me = static_cast<size_t>(t.me), per = packs / n, extra = packs % n;
+                const size_t first = me * per + (me < extra ? me : extra);
+                const size_t count = (per + (me < extra ? 1 : 0)) * (16 / sizeof(E));
+                const size_t begin = first * (16 / sizeof(E));
+                mm_reduce<Coop, E, Op>(coop, &c, dest + begin, source + begin, count, false);
+            }
+            coll_end(coop, fn, team, t, !scatter);
+            return 0;
+        }
+    }
     if (scatter) {
         /* this PE's block of every member's source into its own dest */
         reduce_range<Coop, E, Op>(coop, c, t, dest, source + static_cast<size_t>(t.me) * nreduce,
@@ -361,8 +384,13 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     /* The copies go through coll_copy, compiled to the calling convention: coop_copy called
      * directly from this loop had its registers allocated on top of the loop's (thread and
      * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64). */
+    /* NVLS (coll_multimem_impl.h): a broadcast's root or an fcollect's member stores its
+     * bytes into every member's dest at once */
+    const bool mm = K != CollMove::Alltoall && mm_team(c, t) &&
+                    ((reinterpret_cast<uintptr_t>(src) | bytes) & 15) == 0 &&
+                    mm_packs(c, d, K == CollMove::Fcollect ? bytes * static_cast<size_t>(t.size) : bytes);
     if constexpr (K == CollMove::Broadcast) {
-        if (broadcast_pulls(t.size, bytes)) {
+        if (broadcast_pulls(t.size, bytes) && !mm) {
             /* after coll_begin's sync; a sync at the end, so the root's source is not
              * rewritten before every member has read it */
             const char *from = coll_at(src, coll_delta(c, t, root));
@@ -372,7 +400,9 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
         }
         /* the root stores into every member's dest (its own first), then the flags (a team
          * with an LL slot) or the barrier */
-        if (t.me == root) {
+        if (t.me == root && mm) {
+            call_out_of_line_direct<&mm_copy_to_all<Coop>>(coop, &c, d, src, bytes);
+        } else if (t.me == root) {
             for (int i = 0; i < t.size; ++i) {
                 char *to = coll_at(d, coll_delta(c, t, coll_next(t, i)));
                 if (to != src) call_out_of_line_direct<&coll_copy<Coop>>(coop, to, src, bytes);
@@ -383,6 +413,9 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
                                                              static_cast<const CollTeam *>(&t), root);
             return 0;
         }
+    } else if (mm) {
+        call_out_of_line_direct<&mm_copy_to_all<Coop>>(coop, &c, d + static_cast<size_t>(t.me) * bytes,
+                                                       src, bytes);
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {

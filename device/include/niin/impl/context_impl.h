@@ -14,7 +14,8 @@
  *   the three hooks       host code compiled here, against this TU's NCCL headers:
  *     create_dev_comm     fills ncclDevCommRequirements from these headers
  *                         (NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER from 2.29.2 on, zeroes
- *                         before), lsaBarrierCount = barrier_count and, when the world has
+ *                         before), lsaBarrierCount = barrier_count, lsaMultimem when the
+ *                         library asks (lsa_multimem: NVLS) and, when the world has
  *                         non-LSA PEs, GIN (ginConnectionType FULL from 2.29.7, ginForceEnable
  *                         before) with barrierCount, ginSignalCount, ginCounterCount; then
  *                         calls ncclDevCommCreate through the pointer the host library hands
@@ -106,7 +107,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 5u
+#define NIIN_MODULE_ABI_VERSION 6u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -147,6 +148,11 @@ typedef struct niin_host_info {
                                           (niin-api World::coll_ll_offset) */
     unsigned int coll_ll_slots;     /* team handles with an LL slot (0: none) */
     unsigned int coll_ll_ring_bytes; /* bytes of each slot's ring, after its header */
+    /* ABI 6 */
+    int lsa_multimem;               /* non-zero: ask for the LSA team's multimem handle
+                                       (ncclDevCommRequirements.lsaMultimem: NVLS, used by
+                                       niin/impl/coll_multimem_impl.h) */
+    unsigned int reserved6;         /* zero */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -184,7 +190,9 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 176, "niin_host_info is 176 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 184, "niin_host_info is 184 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, lsa_multimem) == 176,
+                   "niin_host_info.lsa_multimem at 176");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_offset) == 160,
                    "niin_host_info.coll_ll_offset at 160");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_slots) == 168,
@@ -538,6 +546,7 @@ int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size
     u.reqs = defaults;
 #endif
     u.reqs.lsaBarrierCount = (int)info->barrier_count;
+    u.reqs.lsaMultimem = info->lsa_multimem != 0;
     if (info->gin_wanted) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 7)
         u.reqs.barrierCount = (int)info->barrier_count;
@@ -567,9 +576,11 @@ int niin_module_create_dev_comm(const niin_host_info *info, void *dev_comm, size
                            : nullptr;
     return niin_module_fail(err, errlen,
                             "ncclDevCommCreate (NCCL %d.%d.%d headers, library %d, lsaBarrierCount "
-                            "%u, GIN %s) failed: %s (%d)%s%s",
+                            "%u, GIN %s, lsaMultimem %s%s) failed: %s (%d)%s%s",
                             NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, info->nccl_version_code,
                             info->barrier_count, info->gin_wanted ? "on" : "off",
+                            info->lsa_multimem ? "on" : "off",
+                            info->lsa_multimem ? ": NVSHMEM_DISABLE_NVLS=1 turns it off" : "",
                             name != nullptr ? name : "?", (int)r,
                             last != nullptr && last[0] != '\0' ? ": " : "",
                             last != nullptr ? last : "");
