@@ -50,8 +50,8 @@
  * in the system area, 1/2048 of the heap, at most 1 MiB), elements of at most 8 bytes, and
  * a collective that needs at most a quarter of the ring (16 ring bytes per 8 data bytes,
  * one region per member; a broadcast one region) and, for fcollect and alltoall, 64 KiB
- * (16 KiB per PE for 2 PEs, 8 KiB for 4, 4 KiB for 8), for a broadcast 4 KiB (2 KiB of
- * data); reductions up to the quarter ring. Each member stores its part as flagged 16-byte lines into
+ * (16 KiB per PE for 2 PEs, 8 KiB for 4, 4 KiB for 8); reductions up to the quarter
+ * ring; broadcasts of LSA teams never (they end with released counts, step 3 below). Each member stores its part as flagged 16-byte lines into
  * the other members' rings and waits once, line by line, for what it receives (a broadcast's
  * root does not wait at all); no sync before, no barrier after. When the ring is used up,
  * the members meet in a team sync and start it again. Reductions combine in team order, as

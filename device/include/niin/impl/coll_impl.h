@@ -87,14 +87,16 @@ __device__ __forceinline__ bool broadcast_pulls(int size, size_t bytes) {
  * size takes the LL path, in rounds of a quarter ring. */
 constexpr size_t kLlLsaMaxNeed = 64 * 1024;
 
-/* The LL path's largest broadcast within an LSA team, in ring bytes: 4 KiB of lines, 2 KiB
- * of data. Above it the root stores into the members' dest and then releases a flag to each
- * (broadcast_signal), which needs no ring, so no wraps: the root never waits for its
- * members, as NVSHMEM's broadcast does not. Below it the lines save the root's system fence.
- * NIIN_BROADCAST_LL_MAX_NEED (ring bytes; 0: never LL) overrides it in a build that measures
- * the two (tests/gpu/coll_bw.cu). */
+/* The LL path's largest broadcast within an LSA team, in ring bytes: none by default. The
+ * root stores into the members' dest and then releases a count to each (broadcast_signal),
+ * which needs no ring, so no wraps: the root never waits for its members, as NVSHMEM's
+ * broadcast does not. Measured (session 15, H100, 2 PEs sharing the GPU, coll_bw's block
+ * broadcast): 8 B, 64 B and 512 B took 19.0 us signalled against 28.5-32.2 us on LL lines
+ * (NVSHMEM 14.0), so the lines' saved fence does not pay. NIIN_BROADCAST_LL_MAX_NEED (ring
+ * bytes) puts the small ones back on LL, for a build that measures the two. Teams with GIN
+ * members always take LL. */
 #ifndef NIIN_BROADCAST_LL_MAX_NEED
-#define NIIN_BROADCAST_LL_MAX_NEED (4 * 1024)
+#define NIIN_BROADCAST_LL_MAX_NEED 0
 #endif
 constexpr size_t kLlLsaBroadcastMaxNeed = NIIN_BROADCAST_LL_MAX_NEED;
 
@@ -154,7 +156,7 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
     if (t.size == 1) return CollStart::Go;
     /* The LL path: a broadcast takes one region of the ring, the others one per member; at
      * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare,
-     * and at most kLlLsaBroadcastMaxNeed for a broadcast, kLlLsaMaxNeed for fcollect and
+     * and at most kLlLsaBroadcastMaxNeed for a broadcast (0: none), kLlLsaMaxNeed for fcollect and
      * alltoall (a reduction: CollSync::Always). The ring is taken by the LL body
      * (ll_reserve). */
     if (ll_units != 0 && has_slot && ll_units <= ring / 16) {
