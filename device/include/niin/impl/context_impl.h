@@ -448,6 +448,20 @@ int niin_gin_alloc(const niin_host_info *info, const niin_device_context *ctx,
         niin_gin_control_host->stop = 0u;
         e = cudaHostGetDevicePointer(reinterpret_cast<void **>(&control_dev), niin_gin_control_host, 0);
     }
+    /* Load the worker kernel now, and make room for its stack. The proxy launches it while
+     * an application kernel spins on its answer, so its launch must not wait for running
+     * kernels. Two things would make it wait: under CUDA's lazy loading (the default since
+     * CUDA 12.2) a kernel is loaded at its first launch, and loading may synchronize the
+     * context; and a kernel that needs a larger per-thread stack than the context holds
+     * grows it at launch, which also waits. Asking for the attributes loads the kernel
+     * (NCCL queries its own kernels at init, ncclInitKernelsForDevice); the limit is raised
+     * here, before any kernel of the application spins. */
+    cudaFuncAttributes worker_attributes;
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&worker_attributes, niin_gin_worker);
+    size_t stack_limit = 0;
+    if (e == cudaSuccess) e = cudaDeviceGetLimit(&stack_limit, cudaLimitStackSize);
+    if (e == cudaSuccess && worker_attributes.localSizeBytes > stack_limit)
+        e = cudaDeviceSetLimit(cudaLimitStackSize, worker_attributes.localSizeBytes);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&niin_gin_stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&niin_gin_event, cudaEventDisableTiming);
     if (e == cudaSuccess) {
