@@ -7,7 +7,7 @@
 //! barriers of the parent team. Rounds cover 4096 handles each, so there is no cap.
 
 use niin_teams::{SlotSet, TeamConfig, TeamId};
-use niin_transport::{Order, SymAddr, TeamSync, Transport};
+use niin_transport::{Order, SymAddr, TeamSplit, TeamSync, Transport};
 
 use crate::error::{Error, Result};
 use crate::world::{
@@ -66,6 +66,7 @@ impl World {
     pub fn team_destroy(&self, team: TeamId) -> Result<()> {
         self.check_live()?;
         self.teams().destroy(team).map_err(|e| self.team_err(e))?;
+        self.transport_result(self.inner.transport.team_destroyed(team.0))?;
         let Some(slot) = team.index() else {
             return Ok(());
         };
@@ -128,9 +129,12 @@ impl World {
         self.check_live()?;
         let sync = self.team_sync(parent)?;
         let agreed = self.agree_free_slots(sync, 1)?;
-        self.teams()
+        let team = self
+            .teams()
             .split_strided(parent, start, stride, size, config, agreed)
-            .map_err(|e| self.team_err(e))
+            .map_err(|e| self.team_err(e))?;
+        self.announce_split(sync, &[team])?;
+        Ok(team)
     }
 
     /// Collectively splits `parent` into rows of `xrange` PEs and the columns across them
@@ -145,9 +149,42 @@ impl World {
         self.check_live()?;
         let sync = self.team_sync(parent)?;
         let agreed = self.agree_free_slots(sync, 2)?;
-        self.teams()
+        let (x, y) = self
+            .teams()
             .split_2d(parent, xrange, xconfig, yconfig, agreed)
-            .map_err(|e| self.team_err(e))
+            .map_err(|e| self.team_err(e))?;
+        self.announce_split(sync, &[x, y])?;
+        Ok((x, y))
+    }
+
+    /// Tells the transport of a split of `parent` that gave this PE `teams` (one per
+    /// split: `split_2d` is two, rows then columns; [`TeamId::INVALID`] where it joins
+    /// none), in the same order on every member of `parent`
+    /// ([`Transport::team_split`]). If the transport fails, the new teams are destroyed
+    /// again here and the error returned.
+    pub(crate) fn announce_split(&self, parent: TeamSync, teams: &[TeamId]) -> Result<()> {
+        for &team in teams {
+            let member = (team != TeamId::INVALID)
+                .then(|| self.team_sync(team))
+                .transpose()?;
+            let split = TeamSplit {
+                parent,
+                team: member,
+            };
+            if let Err(source) = self.inner.transport.team_split(&split) {
+                for &made in teams {
+                    if made != TeamId::INVALID {
+                        // Best effort: the transport's error is the one to report.
+                        let _ = self.teams().destroy(made);
+                    }
+                }
+                return Err(Error::Transport {
+                    pe: self.my_pe(),
+                    source,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The set of user-team handles free on every member of `sync`, holding at least
@@ -213,6 +250,121 @@ mod tests {
         }
         .unwrap();
         words
+    }
+
+    /// This PE's team events on the mock.
+    fn team_events(w: &World) -> Vec<niin_transport::mock::TeamEvent> {
+        match &w.inner.transport.implementations()[0] {
+            niin_transport::AnyTransport::Mock(m) => m.team_events(),
+            other => panic!("not the mock: {other:?}"),
+        }
+    }
+
+    /// The transport hears of every split, on every member of the parent, in the same
+    /// order, with colors and keys that make NCCL's split give each PE its team in team
+    /// order (what a GPU world's per-team communicators are made from); and of every
+    /// destroy.
+    #[test]
+    fn splits_and_destroys_reach_the_transport_with_the_teams() {
+        use niin_transport::mock::TeamEvent;
+        let cfg = WorldConfig {
+            mock_node_size: Some(3),
+            ..WorldConfig::default()
+        };
+        let n = 6;
+        let per_pe = run_in_process(n, &cfg, |w| {
+            let odd = w.team_split_strided(TeamId::WORLD, 1, 2, 3, None)?;
+            let (x, y) = w.team_split_2d(TeamId::WORLD, 4, None, None)?;
+            // A split of a user team: the odd PEs' first two.
+            let sub = if odd == TeamId::INVALID {
+                TeamId::INVALID
+            } else {
+                w.team_split_strided(odd, 0, 1, 2, None)?
+            };
+            let handles = [odd, x, y, sub];
+            for t in handles.into_iter().rev() {
+                if t != TeamId::INVALID {
+                    w.team_destroy(t)?;
+                }
+            }
+            Ok((handles, team_events(&w)))
+        })
+        .unwrap();
+        // Every PE: the predefined team, the three world splits, the odd PEs one more.
+        let splits: Vec<Vec<TeamSplit>> = per_pe
+            .iter()
+            .map(|(_, events)| {
+                events
+                    .iter()
+                    .filter_map(|e| match e {
+                        TeamEvent::Split(s) => Some(*s),
+                        TeamEvent::Destroyed(_) => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        for (pe, s) in splits.iter().enumerate() {
+            assert_eq!(s.len(), if pe % 2 == 1 { 5 } else { 4 }, "PE {pe}: {s:?}");
+        }
+        // Split k of the world (0: SAME_MYPE_NODE, 1: odd, 2: rows, 3: columns) as NCCL
+        // makes it: the PEs of one color ordered by key are that color's team.
+        for k in 0..4 {
+            let kth: Vec<TeamSplit> = splits.iter().map(|s| s[k]).collect();
+            for (pe, &mine) in kth.iter().enumerate() {
+                assert!(mine.parent.is_world(n), "split {k} on PE {pe}: {mine:?}");
+                let Some(color) = mine.color() else {
+                    assert_eq!(k, 1, "only the strided split leaves PEs out");
+                    assert_eq!(pe % 2, 0);
+                    continue;
+                };
+                let mut group: Vec<(i32, usize)> = kth
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.color() == Some(color))
+                    .map(|(q, s)| (s.key(q), q))
+                    .collect();
+                group.sort();
+                let team = mine.team.unwrap();
+                let members: Vec<usize> = (0..team.size).map(|i| team.world_pe(i)).collect();
+                assert_eq!(
+                    group.iter().map(|&(_, q)| q).collect::<Vec<_>>(),
+                    members,
+                    "split {k}, PE {pe}"
+                );
+            }
+        }
+        let (handles, _) = &per_pe[1];
+        let x = splits[1][2].team.unwrap();
+        assert_eq!((x.start, x.stride, x.size), (0, 1, 4), "PE 1's row");
+        let y = splits[1][3].team.unwrap();
+        assert_eq!((y.start, y.stride, y.size), (1, 4, 2), "PE 1's column");
+        assert_eq!(splits[1][2].team.unwrap().team, handles[1].0);
+        // The split of the odd team: its parent is the odd team, PEs 1 and 3 join.
+        let odd = splits[1][1].team.unwrap();
+        assert_eq!((odd.start, odd.stride, odd.size), (1, 2, 3));
+        for pe in [1, 3, 5] {
+            let s = splits[pe][4];
+            assert_eq!(s.parent, odd, "PE {pe}");
+            assert_eq!(s.team.is_some(), pe != 5, "PE {pe}");
+        }
+        // Destroys: every handle this PE had, newest first, after its splits.
+        for (pe, (handles, events)) in per_pe.iter().enumerate() {
+            let destroyed: Vec<i32> = events
+                .iter()
+                .filter_map(|e| match e {
+                    TeamEvent::Destroyed(t) => Some(*t),
+                    TeamEvent::Split(_) => None,
+                })
+                .collect();
+            let expected: Vec<i32> = handles
+                .iter()
+                .rev()
+                .filter(|t| **t != TeamId::INVALID)
+                .map(|t| t.0)
+                .collect();
+            assert_eq!(destroyed, expected, "PE {pe}");
+            assert!(matches!(events.last(), Some(TeamEvent::Destroyed(_))));
+        }
     }
 
     #[test]

@@ -209,7 +209,7 @@ impl World {
         let node_size = node_size.clamp(1, n_pes.max(1));
         let layout = WorldLayout::new(to_i32(n_pes), to_i32(pe), to_i32(node_size))
             .map_err(|source| Error::Team { pe, source })?;
-        Ok(World {
+        let world = World {
             inner: Arc::new(Inner {
                 id,
                 pe,
@@ -222,7 +222,13 @@ impl World {
                 finalized: AtomicBool::new(false),
                 registered: Mutex::new(Vec::new()),
             }),
-        })
+        };
+        // The one predefined team that spans nodes: the transport hears of it as of a split
+        // of the world (a GPU world with other nodes gives it an NCCL communicator). The
+        // others are the world itself or lie within one node.
+        let parent = world.team_sync(TeamId::WORLD)?;
+        world.announce_split(parent, &[TeamId::SAME_MYPE_NODE])?;
+        Ok(world)
     }
 
     /// This PE's number (`nvshmem_my_pe`).

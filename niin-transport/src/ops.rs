@@ -409,9 +409,111 @@ impl TeamSync {
     }
 }
 
+/// One PE's part of a team split, as [`Transport::team_split`](crate::Transport::team_split)
+/// is told it: the parent team (every member of which takes part) and the new team this PE
+/// belongs to, if any. One split makes disjoint teams (one for `split_strided`, the rows or
+/// the columns of `split_2d`), so a new team is named by its first member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TeamSplit {
+    /// The team being split; this PE is a member.
+    pub parent: TeamSync,
+    /// This PE's new team, `None` when the split leaves it out.
+    pub team: Option<TeamSync>,
+}
+
+impl TeamSplit {
+    /// The color of `ncclCommSplit` for this PE: the world PE of its new team's first
+    /// member, which every member of that team passes and no other team of the split
+    /// shares (they are disjoint); `None` (`NCCL_SPLIT_NOCOLOR`) when it joins none.
+    pub fn color(&self) -> Option<i32> {
+        self.team
+            .map(|t| i32::try_from(t.start).expect("a PE number fits an i32"))
+    }
+
+    /// The error of a split that PE `pe` was told of wrongly (`what`: which rule it breaks).
+    pub fn bad(pe: usize, what: String) -> crate::error::TransportError {
+        crate::error::TransportError::BadArgument {
+            op: "team split",
+            what: format!("PE {pe}: {what}"),
+        }
+    }
+
+    /// The key of `ncclCommSplit` for world PE `pe`: its number in its new team (so the
+    /// new communicator's ranks are the team's numbers), 0 when it joins none.
+    pub fn key(&self, pe: usize) -> i32 {
+        self.team
+            .and_then(|t| t.team_pe(pe))
+            .map_or(0, |k| i32::try_from(k).expect("a team size fits an i32"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What NCCL does with the colors and keys of a split: the ranks of one color, ordered
+    /// by key. Checks that this gives back each PE's team, in team order.
+    #[test]
+    fn split_colors_and_keys_rebuild_the_teams() {
+        let world = TeamSync {
+            team: 0,
+            start: 0,
+            stride: 1,
+            size: 12,
+        };
+        // split_2d of the world with xrange 5: rows {0..4}, {5..9}, {10, 11}; columns j, j+5, j+10.
+        let row = |pe: usize| TeamSync {
+            team: 1,
+            start: pe / 5 * 5,
+            stride: 1,
+            size: if pe >= 10 { 2 } else { 5 },
+        };
+        let column = |pe: usize| TeamSync {
+            team: 2,
+            start: pe % 5,
+            stride: 5,
+            size: if pe % 5 < 2 { 3 } else { 2 },
+        };
+        // split_strided of the world: PEs 1, 4, 7, 10.
+        let strided = |pe: usize| {
+            let t = TeamSync {
+                team: 3,
+                start: 1,
+                stride: 3,
+                size: 4,
+            };
+            t.team_pe(pe).map(|_| t)
+        };
+        let splits: [&dyn Fn(usize) -> Option<TeamSync>; 3] =
+            [&|pe| Some(row(pe)), &|pe| Some(column(pe)), &strided];
+        for team_of in splits {
+            let parts: Vec<TeamSplit> = (0..world.size)
+                .map(|pe| TeamSplit {
+                    parent: world,
+                    team: team_of(pe),
+                })
+                .collect();
+            for (pe, part) in parts.iter().enumerate() {
+                let Some(color) = part.color() else {
+                    assert!(team_of(pe).is_none());
+                    continue;
+                };
+                assert!(color >= 0);
+                let mut group: Vec<(i32, usize)> = parts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.color() == Some(color))
+                    .map(|(q, p)| (p.key(q), q))
+                    .collect();
+                group.sort();
+                let members: Vec<usize> = group.iter().map(|&(_, q)| q).collect();
+                let t = part.team.unwrap();
+                let expected: Vec<usize> = (0..t.size).map(|i| t.world_pe(i)).collect();
+                assert_eq!(members, expected, "PE {pe}'s communicator is its team");
+                assert_eq!(part.key(pe) as usize, t.team_pe(pe).unwrap());
+            }
+        }
+    }
 
     #[test]
     fn cmp_numbers_are_nvshmems() {

@@ -14,7 +14,8 @@ use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::mock::MockTransport;
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
+    WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -501,10 +502,11 @@ impl Transport for Routed {
 
     /// The mock runs collectives itself (blocking and on streams). In a GPU world the LSA
     /// transport runs a team of LSA peers (copy engines and reduction kernels, on the
-    /// stream) and, through NCCL, a world with other nodes' PEs where NCCL has the type and
-    /// operator (`lsa/coll.rs`); any other team runs the blocking form with this router's
-    /// own blocking RMA and barrier ([`coll::run`]), and refuses the stream form, naming
-    /// the member that only GIN reaches.
+    /// stream) and, through NCCL, a team with other nodes' PEs (the world's communicator,
+    /// or the team's own, made at its split) where NCCL has the type and operator
+    /// (`lsa/coll.rs`); any other team runs the blocking form with this router's own
+    /// blocking RMA and barrier ([`coll::run`]), and refuses the stream form, naming the
+    /// member that only GIN reaches.
     fn collective(&self, order: Order, c: &Collective) -> Result<()> {
         match self.primary() {
             AnyTransport::Mock(m) => return m.collective(order, c),
@@ -521,10 +523,10 @@ impl Transport for Routed {
             Order::Stream(_) => Err(TransportError::NotImplemented {
                 what: format!(
                     "{} on a stream (nvshmemx_*_on_stream) over team {}: PE {} is not an LSA \
-                     peer of PE {} (stream collectives of a team other than the world need \
-                     every member in this PE's NVLink domain; the world's go through NCCL where \
-                     it has the type and operator): use the blocking host form or the device \
-                     collective",
+                     peer of PE {} (a stream collective of a team with PEs on other nodes goes \
+                     through NCCL, on the team's communicator, where NCCL has the type and \
+                     operator: 16-bit integers and bitwise operators it has not): use the \
+                     blocking host form or the device collective",
                     c.kind.name(),
                     c.team.team,
                     remote,
@@ -532,6 +534,16 @@ impl Transport for Routed {
                 ),
             }),
         }
+    }
+
+    /// Every implementation hears of it (only the LSA transport keeps anything: a team's
+    /// NCCL communicator).
+    fn team_split(&self, split: &TeamSplit) -> Result<()> {
+        self.each(|t| t.team_split(split))
+    }
+
+    fn team_destroyed(&self, team: i32) -> Result<()> {
+        self.each(|t| t.team_destroyed(team))
     }
 
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {

@@ -19,7 +19,8 @@ use enum_dispatch::enum_dispatch;
 use crate::coll::Collective;
 use crate::error::Result;
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
+    WaitKind, Width,
 };
 
 /// The refusal of the registration defaults of [`Transport`].
@@ -259,6 +260,24 @@ pub trait Transport {
         Err(crate::error::TransportError::NotImplemented {
             what: format!("{} on this transport", c.kind.name()),
         })
+    }
+
+    /// A team split is being made: every member of `split.parent` calls this once per
+    /// split, in the same order, right after the team table has the new teams (twice for
+    /// `split_2d`: rows, then columns). A transport that keeps state per team (the GPU
+    /// transport's NCCL communicator of a team with PEs on other nodes) makes it here,
+    /// collectively over the parent. The default keeps nothing.
+    fn team_split(&self, split: &TeamSplit) -> Result<()> {
+        let _ = split;
+        Ok(())
+    }
+
+    /// Team handle `team`, of which this PE was a member, is destroyed (every member calls
+    /// this): what [`Transport::team_split`] kept for it is released. The default has
+    /// nothing to release.
+    fn team_destroyed(&self, team: i32) -> Result<()> {
+        let _ = team;
+        Ok(())
     }
 
     /// Sets `len` bytes of this PE's heap at `addr` to `byte` (for `calloc`).

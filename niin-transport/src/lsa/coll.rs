@@ -40,6 +40,18 @@
 //! PE, not necessarily the team-order result of the path above, which `NIIN_HOST_COLL=lsa`
 //! keeps for an all-LSA world). The router runs what this transport cannot
 //! ([`LsaTransport::runs_collective`]) elsewhere.
+//!
+//! **Teams with PEs on other nodes.** When the world has PEs on other nodes (or under
+//! `NIIN_HOST_COLL=nccl`), every team split makes the new team an NCCL communicator:
+//! `ncclCommSplit` of the parent's (the world's, or the parent team's own), called by every
+//! member of the parent (`Transport::team_split`), with the new team's first member as the
+//! color and the PE's team number as the key, so the communicator's ranks are the team's
+//! numbers (checked). A team with a member that is not an LSA peer (every team, under
+//! `NIIN_HOST_COLL=nccl`) then runs its collectives of NCCL's types and operators, and its
+//! barriers, on that communicator, blocking and on streams; the communicator is released
+//! when the team is destroyed, and at finalize. Each communicator is a full NCCL
+//! communicator (its own buffers and connections), so a program that makes many teams in a
+//! multi-node world pays NCCL's set-up for each, as NVSHMEM with NCCL does.
 //! A collective of zero elements enqueues nothing (every member skips it alike).
 
 use std::sync::Arc;
@@ -48,9 +60,10 @@ use super::{LsaTransport, cuda_err, nccl_err};
 use crate::coll::{CollKind, Collective, Elem, ReduceOp};
 use crate::cuda::{self, CollKernels, ReduceLaunch, Stream};
 use crate::error::{Result, TransportError};
+use crate::nccl::Comm;
 use crate::nccl::NcclColl;
 use crate::nccl::sys::{ncclDataType_t as Dt, ncclRedOp_t as Op};
-use crate::ops::{Order, SymAddr};
+use crate::ops::{Order, SymAddr, TeamSplit, TeamSync};
 
 /// The variable that picks the path of host collectives over the world.
 pub const HOST_COLL_VAR: &str = "NIIN_HOST_COLL";
@@ -66,7 +79,9 @@ pub enum HostCollPath {
     /// `lsa`: the copy engines and reduction kernels for every type and operator (results
     /// combined in team order).
     Lsa,
-    /// `nccl`: the same as `auto`, named.
+    /// `nccl`: as `auto`, and every team split makes the new team an NCCL communicator,
+    /// which its host collectives and barriers use (module docs, "Teams with PEs on other
+    /// nodes"), in a one-node world too. Every PE must set the same value.
     Nccl,
 }
 
@@ -133,23 +148,111 @@ fn nccl_call(c: &Collective) -> Option<(NcclColl, usize)> {
 }
 
 impl LsaTransport {
-    /// The NCCL call of `c` where this transport runs it through NCCL: over the world,
-    /// with a type and operator NCCL has (and its function in the loaded library), unless
-    /// every PE is an LSA peer and `NIIN_HOST_COLL=lsa`.
-    fn nccl_path(&self, c: &Collective) -> Option<(NcclColl, usize)> {
-        if !c.team.is_world(self.n_pes) {
+    /// Whether team splits make NCCL communicators (module docs, "Teams with PEs on other
+    /// nodes"): the world has PEs on other nodes, or `NIIN_HOST_COLL=nccl`. Every PE
+    /// decides alike, as `ncclCommSplit` needs: LSA domains partition the world (either
+    /// every PE sees every other as an LSA peer, or none does), and the launcher gives
+    /// every PE the same environment.
+    fn makes_team_comms(&self) -> bool {
+        !self.all_lsa() || self.host_coll == HostCollPath::Nccl
+    }
+
+    /// Whether every PE of the world is an LSA peer of this one.
+    fn all_lsa(&self) -> bool {
+        self.bases.iter().all(Option::is_some)
+    }
+
+    /// The NCCL communicator that runs host collectives and stream barriers of `team`, if
+    /// any: the world's for a team of every PE; a team's own (made at its split) when it
+    /// has a member that is not an LSA peer, or under `NIIN_HOST_COLL=nccl`; otherwise
+    /// none (the copy engines and the LSA barriers serve the team).
+    pub(super) fn team_comm(&self, team: &TeamSync) -> Option<Comm> {
+        if team.is_world(self.n_pes) {
+            return Some(self.comm.clone());
+        }
+        let lsa_only = (0..team.size).all(|j| self.bases[team.world_pe(j)].is_some());
+        if lsa_only && self.host_coll != HostCollPath::Nccl {
             return None;
         }
-        let all_lsa = self.bases.iter().all(Option::is_some);
-        if all_lsa && self.host_coll == HostCollPath::Lsa {
+        let comms = self.team_comms.lock().unwrap_or_else(|e| e.into_inner());
+        comms.get(&team.team).cloned()
+    }
+
+    /// Makes this PE's communicator of its new team (`ncclCommSplit` of the parent's;
+    /// collective over the parent team), where splits make them and the parent has one.
+    /// The new communicator's ranks are the team's numbers: checked.
+    pub(super) fn split_team_comm(&self, split: &TeamSplit) -> Result<()> {
+        if !self.makes_team_comms() {
+            return Ok(());
+        }
+        let parent = if split.parent.is_world(self.n_pes) {
+            self.comm.clone()
+        } else {
+            let comms = self.team_comms.lock().unwrap_or_else(|e| e.into_inner());
+            match comms.get(&split.parent.team) {
+                Some(c) => c.clone(),
+                // A parent made when splits made none: on every member alike.
+                None => return Ok(()),
+            }
+        };
+        let Some(comm) = parent
+            .split(split.color(), split.key(self.pe))
+            .map_err(nccl_err)?
+        else {
+            return Ok(());
+        };
+        let team = split
+            .team
+            .expect("a communicator only for a PE with a new team");
+        let rank = team.team_pe(self.pe).expect("a member of its new team");
+        if comm.n_ranks() as usize != team.size || comm.rank() as usize != rank {
+            return Err(TransportError::Gpu {
+                what: format!(
+                    "ncclCommSplit for team {} ({} PEs from PE {} stride {}) gave PE {} rank \
+                     {} of {}, where the team has it as PE {rank} of {}",
+                    team.team,
+                    team.size,
+                    team.start,
+                    team.stride,
+                    self.pe,
+                    comm.rank(),
+                    comm.n_ranks(),
+                    team.size
+                ),
+            });
+        }
+        self.team_comms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(team.team, comm);
+        Ok(())
+    }
+
+    /// Releases the communicator of team handle `team`, if it has one (every member
+    /// destroys the team, so every rank releases it).
+    pub(super) fn drop_team_comm(&self, team: i32) {
+        let comm = self
+            .team_comms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&team);
+        drop(comm);
+    }
+
+    /// The NCCL communicator and call of `c` where this transport runs it through NCCL:
+    /// a team with a communicator ([`LsaTransport::team_comm`]), a type and operator NCCL
+    /// has (and its function in the loaded library), unless every PE is an LSA peer and
+    /// `NIIN_HOST_COLL=lsa` for the world.
+    fn nccl_path(&self, c: &Collective) -> Option<(Comm, NcclColl, usize)> {
+        if c.team.is_world(self.n_pes) && self.all_lsa() && self.host_coll == HostCollPath::Lsa {
             return None;
         }
-        let call = nccl_call(c)?;
-        self.comm
-            .nccl()
+        let comm = self.team_comm(&c.team)?;
+        let (call, count) = nccl_call(c)?;
+        comm.nccl()
             .table()
-            .has(call.0.symbol())
-            .then_some(call)
+            .has(call.symbol())
+            .then_some((comm, call, count))
     }
 
     /// Whether this transport runs collective `c`: every member an LSA peer, or the NCCL
@@ -191,7 +294,7 @@ impl LsaTransport {
         if c.block_bytes() == 0 {
             return Ok(());
         }
-        if let Some((call, count)) = self.nccl_path(c) {
+        if let Some((comm, call, count)) = self.nccl_path(c) {
             // NCCL's own mapping of the heap (the window it registered), not niin-rs's alias.
             let heap = self.heap.ptr();
             let (send, recv) = (heap + c.src.0, heap + c.dst.0);
@@ -199,7 +302,7 @@ impl LsaTransport {
                 // SAFETY: `send` and `recv` are this PE's checked operands inside the heap
                 // NCCL allocated, alive as long as `self`; every PE makes the same call.
                 unsafe {
-                    self.comm.collective(
+                    comm.collective(
                         call,
                         send as *const _,
                         recv as *mut _,

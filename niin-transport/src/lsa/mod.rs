@@ -96,7 +96,8 @@ use crate::cuda::{
 use crate::error::{Result, TransportError};
 use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
+    WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -110,6 +111,44 @@ fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
     TransportError::Gpu {
         what: e.to_string(),
     }
+}
+
+/// Checks that every PE has the same `NIIN_HOST_COLL` on the `n_pes`-rank world `comm`
+/// (collective): under `nccl` every team split is an `ncclCommSplit`, which would wait
+/// forever for PEs that skip it. One all-reduce of the number of PEs with `nccl` in
+/// `word` (8 bytes of device memory) on `stream`.
+fn same_on_every_pe(
+    comm: &Comm,
+    word: &DeviceBuffer,
+    stream: &Stream,
+    host_coll: HostCollPath,
+    pe: usize,
+    n_pes: usize,
+) -> Result<()> {
+    let mine = i32::from(host_coll == HostCollPath::Nccl);
+    let mut count = mine;
+    let at = word.ptr();
+    // SAFETY: `at` is 8 bytes of device memory owned by `word`; `count` is a live local
+    // i32, and the copy is synchronous.
+    unsafe { cuda::memcpy_sync(at, std::ptr::addr_of!(count) as u64, 4) }.map_err(cuda_err)?;
+    // SAFETY: the all-reduce reads and writes 4 bytes at `at` (above), enqueued on `stream`;
+    // the communicator is live.
+    unsafe { comm.all_reduce_sum_i32(at as *const i32, at as *mut i32, 1, stream.raw() as *mut _) }
+        .map_err(nccl_err)?;
+    stream.synchronize().map_err(cuda_err)?;
+    // SAFETY: as the first copy; the all-reduce is complete (the stream is synchronized).
+    unsafe { cuda::memcpy_sync(std::ptr::addr_of_mut!(count) as u64, at, 4) }.map_err(cuda_err)?;
+    if count != 0 && count as usize != n_pes {
+        return Err(TransportError::BadArgument {
+            op: "nvshmem_init",
+            what: format!(
+                "{HOST_COLL_VAR}=nccl is set on {count} of {n_pes} PEs (on PE {pe}: {}): \
+                 every PE must set the same value",
+                if mine == 1 { "set" } else { "not set" }
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`). The
@@ -158,6 +197,9 @@ pub struct LsaTransport {
     pending: Mutex<HashMap<u64, Vec<DeviceBuffer>>>,
     use_stream_mem_ops: bool,
     finalized: AtomicBool,
+    /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
+    /// with PEs on other nodes"); dropped before the world's.
+    team_comms: Mutex<HashMap<i32, Comm>>,
     // Held for their Drop, in this order: the registered buffers (their aliases and
     // windows), the heap's window before the memory it maps, the comm last.
     registered: Registered,
@@ -245,6 +287,9 @@ impl LsaTransport {
         internal.synchronize().map_err(cuda_err)?;
         let kernels = HostKernels::load(&device).map_err(cuda_err)?;
         let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;
+        if n_pes > 1 {
+            same_on_every_pe(&comm, &barrier_word, &internal, host_coll, pe, n_pes)?;
+        }
         let table: Vec<u64> = bases.iter().map(|b| b.unwrap_or(0)).collect();
         let bases_on_device = DeviceBuffer::alloc(8 * n_pes).map_err(cuda_err)?;
         // SAFETY: `bases_on_device` holds `8 * n_pes` bytes, the size of `table`, which
@@ -265,6 +310,7 @@ impl LsaTransport {
             barrier_word,
             bases_on_device,
             coll_kernels: Mutex::new(None),
+            team_comms: Mutex::new(HashMap::new()),
             host_coll,
             amo_result,
             stream_barriers: Mutex::new(StreamBarriers::default()),
@@ -637,16 +683,15 @@ impl LsaTransport {
     /// Enqueues on `s` a barrier of `team` (every member an LSA peer): the all-reduce of
     /// the world, or the stream barrier of a sub-team.
     fn enqueue_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
-        let all = team.is_world(self.n_pes);
-        if !all {
+        let Some(comm) = self.team_comm(&team) else {
             return self.enqueue_team_barrier(s, team);
-        }
+        };
         let word = self.barrier_word.ptr();
-        // SAFETY: `word` is 8 bytes of device memory owned by this transport; the
-        // communicator is live; the all-reduce is enqueued on `s`.
+        // SAFETY: `word` is 8 bytes of device memory owned by this transport (its value is
+        // never read: barriers of several teams may share it); the communicator is live;
+        // the all-reduce is enqueued on `s`.
         unsafe {
-            self.comm
-                .all_reduce_sum_i32(word as *const i32, word as *mut i32, 1, s.raw() as *mut _)
+            comm.all_reduce_sum_i32(word as *const i32, word as *mut i32, 1, s.raw() as *mut _)
         }
         .map_err(nccl_err)
     }
@@ -1140,6 +1185,9 @@ impl Transport for LsaTransport {
         self.live()?;
         let all = team.is_world(self.n_pes);
         match order {
+            _ if !all && self.team_comm(&team).is_some() => {
+                self.on(order, |s| self.enqueue_barrier(s, team))
+            }
             Order::Now if !all => self.team_barrier_now(team),
             Order::Stream(_) if !all => self.team_barrier_on_stream(order, team),
             _ => self.on(order, |s| self.enqueue_barrier(s, team)),
@@ -1149,6 +1197,17 @@ impl Transport for LsaTransport {
     fn collective(&self, order: Order, c: &Collective) -> Result<()> {
         self.live()?;
         self.run_collective(order, c)
+    }
+
+    fn team_split(&self, split: &TeamSplit) -> Result<()> {
+        self.live()?;
+        self.split_team_comm(split)
+    }
+
+    fn team_destroyed(&self, team: i32) -> Result<()> {
+        self.live()?;
+        self.drop_team_comm(team);
+        Ok(())
     }
 
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {
@@ -1174,6 +1233,11 @@ impl Transport for LsaTransport {
             .unwrap_or_else(|e| e.into_inner())
             .clear();
         let synced = self.internal.synchronize().map_err(cuda_err);
+        // Every PE finalizes, so every team's communicator is released on all its ranks.
+        self.team_comms
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.registered.clear();
         synced
     }

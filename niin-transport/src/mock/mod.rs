@@ -104,8 +104,8 @@ mod wait;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
 use std::sync::atomic::{self, AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use config::{
     DEFAULT_HEAP_SIZE, DEFAULT_MAX_TEAMS, DEFAULT_TIMEOUT, MAX_MAX_TEAMS, MockConfig, TIMEOUT_VAR,
@@ -120,7 +120,8 @@ use self::wait::WaitSet;
 use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
+    WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -138,6 +139,18 @@ pub struct MockTransport {
     core: Arc<Core>,
     streams: Streams,
     finalized: AtomicBool,
+    team_events: Mutex<Vec<TeamEvent>>,
+}
+
+/// What the team hooks of [`Transport`] told a mock PE, in order
+/// ([`MockTransport::team_events`]): the mock runs collectives itself and needs no state
+/// per team, but tests check through this what a GPU world's transport would be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TeamEvent {
+    /// [`Transport::team_split`].
+    Split(TeamSplit),
+    /// [`Transport::team_destroyed`] of a handle.
+    Destroyed(i32),
 }
 
 /// Creates in-process mock worlds.
@@ -181,6 +194,7 @@ impl MockTransport {
             core: Arc::new(core),
             streams: Streams::new(pe),
             finalized: AtomicBool::new(false),
+            team_events: Mutex::new(Vec::new()),
         }
     }
 
@@ -207,6 +221,21 @@ impl MockTransport {
     /// The configuration this PE was created with.
     pub fn config(&self) -> &MockConfig {
         &self.core.config
+    }
+
+    /// The team splits and destroys this PE was told of, oldest first.
+    pub fn team_events(&self) -> Vec<TeamEvent> {
+        self.team_events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn record(&self, event: TeamEvent) {
+        self.team_events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
     }
 
     fn region(&self) -> &Region {
@@ -645,6 +674,33 @@ impl Transport for MockTransport {
             fence_now();
             barrier::barrier(&core.region, core.pe, &team, core.config.timeout)
         })
+    }
+
+    /// Checks what a GPU transport would rely on (this PE is a member of the parent, and
+    /// of its new team if it has one) and records the split.
+    fn team_split(&self, split: &TeamSplit) -> Result<()> {
+        self.live()?;
+        let pe = self.core.pe;
+        let bad = |what: String| TeamSplit::bad(pe, what);
+        if split.parent.team_pe(pe).is_none() {
+            return Err(bad(format!(
+                "not a member of parent team {}",
+                split.parent.team
+            )));
+        }
+        if let Some(t) = split.team
+            && t.team_pe(pe).is_none()
+        {
+            return Err(bad(format!("not a member of its new team {}", t.team)));
+        }
+        self.record(TeamEvent::Split(*split));
+        Ok(())
+    }
+
+    fn team_destroyed(&self, team: i32) -> Result<()> {
+        self.live()?;
+        self.record(TeamEvent::Destroyed(team));
+        Ok(())
     }
 
     fn memset_local(&self, addr: SymAddr, byte: u8, len: usize) -> Result<()> {

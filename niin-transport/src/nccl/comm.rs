@@ -179,9 +179,20 @@ impl Nccl {
                 detail: String::new(),
             });
         }
+        // SAFETY: raw is the live communicator just created, used by nothing else.
+        unsafe { self.adopt(raw, options) }
+    }
+
+    /// Wraps `raw`, a communicator just created with `options`: waits for a non-blocking
+    /// one to finish initialising, and reads its rank, size and device. On failure the
+    /// communicator is aborted.
+    ///
+    /// # Safety
+    /// `raw` is a live communicator of this library, used by nothing else.
+    unsafe fn adopt(&'static self, raw: sys::ncclComm_t, options: CommOptions) -> Result<Comm> {
         let queried = (|| {
             if !options.blocking {
-                // SAFETY: raw is the live communicator just created.
+                // SAFETY: raw is live (the caller's contract).
                 unsafe { wait_ready(self, raw) }?;
             }
             // SAFETY: raw is live and initialised.
@@ -287,6 +298,52 @@ impl Comm {
     /// Whether `self` and `other` are handles to the same communicator.
     pub fn same_as(&self, other: &Comm) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// A communicator of some of this one's ranks (`ncclCommSplit`, collective: every rank
+    /// of `self` calls it at the same point of its calls on `self`). The ranks that pass the
+    /// same `color` (at least 0) form one new communicator, numbered in the order of their
+    /// `key`s (ties by their rank here); a rank that passes `None` joins none and gets
+    /// `None`. The child has this communicator's blocking mode, and the rest of its
+    /// configuration is NCCL's default.
+    pub fn split(&self, color: Option<i32>, key: i32) -> Result<Option<Comm>> {
+        if color.is_some_and(|c| c < 0) {
+            return Err(NcclError::InvalidArgument {
+                what: format!("split color {color:?}: a color is at least 0"),
+            });
+        }
+        let options = CommOptions {
+            blocking: self.inner.blocking,
+        };
+        let mut config = config_for(&options);
+        let raw = {
+            let _guard = self.lock();
+            // SAFETY: the communicator is live while `self` exists, and the lock keeps other
+            // threads off it; `config` is initialised as NCCL_CONFIG_INITIALIZER does, with
+            // null strings; every rank makes the same call (this function's contract).
+            unsafe {
+                result::comm_split(
+                    self.inner.nccl,
+                    self.inner.raw,
+                    color.unwrap_or(sys::NCCL_SPLIT_NOCOLOR),
+                    key,
+                    &mut config,
+                )
+            }?
+        };
+        if raw.is_null() {
+            return match color {
+                None => Ok(None),
+                Some(c) => Err(NcclError::Call {
+                    func: "ncclCommSplit",
+                    code: 0,
+                    name: format!("returned success but no communicator for color {c}"),
+                    detail: String::new(),
+                }),
+            };
+        }
+        // SAFETY: raw is the live child just created, used by nothing else.
+        unsafe { self.inner.nccl.adopt(raw, options) }.map(Some)
     }
 
     /// The communicator's lock: held by every call made through this API.

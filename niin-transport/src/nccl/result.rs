@@ -67,6 +67,25 @@ pub unsafe fn comm_init_rank_config(
     Ok(comm)
 }
 
+/// `ncclCommSplit`: `color` and `key` as NCCL's (`NCCL_SPLIT_NOCOLOR` for a rank that
+/// joins no new communicator, which then gets null). With a non-blocking configuration
+/// the child may still be initialising when this returns.
+///
+/// # Safety
+/// `comm` is a live communicator of this library, and every rank of it makes this call
+/// at the same point of its calls on `comm`; `config` as for [`comm_init_rank_config`].
+pub unsafe fn comm_split(
+    nccl: &Nccl,
+    comm: sys::ncclComm_t,
+    color: c_int,
+    key: c_int,
+    config: *mut sys::ncclConfig_t,
+) -> Result<sys::ncclComm_t> {
+    let mut child: sys::ncclComm_t = std::ptr::null_mut();
+    call!(nccl, comm_split, comm; comm, color, key, &mut child, config)?;
+    Ok(child)
+}
+
 /// `ncclCommFinalize`.
 ///
 /// # Safety

@@ -125,6 +125,10 @@ nccl_table! {
     comm_init_rank_config = "ncclCommInitRankConfig", since "2.14",
         for "creating a communicator with a configuration":
         fn(*mut ncclComm_t, c_int, ncclUniqueId, c_int, *mut ncclConfig_t) -> ncclResult_t;
+    /// A communicator of a subset of a communicator's ranks (collective over the parent):
+    /// the host collectives of a team with PEs on other nodes.
+    comm_split = "ncclCommSplit", since "2.18", for "a team's communicator":
+        fn(ncclComm_t, c_int, c_int, *mut ncclComm_t, *mut ncclConfig_t) -> ncclResult_t;
     /// Flushes a communicator's operations before `ncclCommDestroy`.
     comm_finalize = "ncclCommFinalize", since "2.14", for "releasing a communicator":
         fn(ncclComm_t) -> ncclResult_t;
@@ -255,6 +259,7 @@ mod tests {
             "ncclGetUniqueId",
             "ncclCommInitRank",
             "ncclCommInitRankConfig",
+            "ncclCommSplit",
             "ncclCommFinalize",
             "ncclCommDestroy",
             "ncclCommAbort",
@@ -287,7 +292,7 @@ mod tests {
         ] {
             assert!(names.contains(&name), "{name} missing from the table");
         }
-        assert_eq!(names.len(), 33);
+        assert_eq!(names.len(), 34);
     }
 
     #[test]
