@@ -5,8 +5,9 @@
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal.
  *
  * Structure. Each public function is a one-line inline wrapper that calls one body out of
- * line (call_out_of_line_direct: compiled to the calling convention, so a kernel reaches its
- * registers and not those of every collective the header has):
+ * line (call_out_of_line_local: compiled to the calling convention, so a kernel reaches its
+ * registers and not those of every collective the header has, and emitted only in a TU
+ * whose kernels call it):
  *   reduce_body<Coop, E, Op>   reduce and reducescatter (and maxloc); E is the element type
  *                              the arithmetic needs (coll_elem): the integers by width, with
  *                              sign only for min and max (sum and prod wrap around in the
@@ -179,8 +180,8 @@ template <typename Coop>
 __device__ __forceinline__ CollStart coll_begin(Coop coop, const char *fn, nvshmem_team_t team,
                                                 size_t count, int root, CollTeam *out,
                                                 size_t ll_units, CollSync sync) {
-    return call_out_of_line_direct<&coll_begin_body<Coop>>(coop, fn, team, count, root, out,
-                                                           ll_units, sync);
+    return call_out_of_line_local<&coll_begin_body<Coop>>(coop, fn, team, count, root, out,
+                                                          ll_units, sync);
 }
 
 /* The end: a team barrier (complete: quiet first, after stores into peers) or sync; a team
@@ -259,7 +260,8 @@ __device__ __noinline__ int reduce_body(Coop coop, const char *fn, nvshmem_team_
         /* A direct call: through call_out_of_line_direct the address of every (scope, type,
          * operation) body would be a device variable, which every TU that includes the
          * headers instantiates and compiles (a TU calling one reduction: 224 functions,
-         * ptxas 43 s instead of 3 s). */
+         * ptxas 43 s instead of 3 s); call_out_of_line_local avoids that, but the direct
+         * call was measured and kept. */
         if (s == CollStart::Ll) {
             reduce_ll<Coop, E, Op>(coop, fn, team, &c, t, dest, source, nreduce, scatter);
             return 0;
@@ -319,7 +321,7 @@ __device__ __forceinline__ int reduce(Coop coop, const char *fn, nvshmem_team_t 
 /* ---- broadcast, fcollect, alltoall ------------------------------------------------------- */
 
 /* coop_copy behind a function of its own, which the movements call through the calling
- * convention (call_out_of_line_direct). Not coop_copy's own address: that would compile
+ * convention (call_out_of_line_local). Not coop_copy's own address: that would compile
  * coop_copy to the convention for every caller, and a putmem_block kernel went from 58 to 64
  * registers. */
 template <typename Coop>
@@ -379,7 +381,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
     if (s == CollStart::Ll) {
         /* out of line (9 bodies: every TU compiles them, unlike reduce_ll's 156); called
          * directly, move_ll's registers added to move_body's: fcollectmem_block 74 */
-        call_out_of_line_direct<&move_ll<Coop, K>>(coop, fn, team, &c, t, d, src, bytes, root);
+        call_out_of_line_local<&move_ll<Coop, K>>(coop, fn, team, &c, t, d, src, bytes, root);
         return 0;
     }
     if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
@@ -396,35 +398,35 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
             /* after coll_begin's sync; a sync at the end, so the root's source is not
              * rewritten before every member has read it */
             const char *from = coll_at(src, coll_delta(c, t, root));
-            if (from != d) call_out_of_line_direct<&coll_copy<Coop>>(coop, d, from, bytes);
+            if (from != d) call_out_of_line_local<&coll_copy<Coop>>(coop, d, from, bytes);
             coll_end(coop, fn, team, t, false);
             return 0;
         }
         /* the root stores into every member's dest (its own first), then the flags (a team
          * with an LL slot) or the barrier */
         if (t.me == root && mm) {
-            call_out_of_line_direct<&mm_copy_to_all<Coop>>(coop, &c, d, src, bytes);
+            call_out_of_line_local<&mm_copy_to_all<Coop>>(coop, &c, d, src, bytes);
         } else if (t.me == root) {
             for (int i = 0; i < t.size; ++i) {
                 char *to = coll_at(d, coll_delta(c, t, coll_next(t, i)));
-                if (to != src) call_out_of_line_direct<&coll_copy<Coop>>(coop, to, src, bytes);
+                if (to != src) call_out_of_line_local<&coll_copy<Coop>>(coop, to, src, bytes);
             }
         }
         if (t.size > 1 && static_cast<unsigned int>(team) < c.coll_ll_slots) {
-            call_out_of_line_direct<&broadcast_signal<Coop>>(coop, &c, team,
-                                                             static_cast<const CollTeam *>(&t), root);
+            call_out_of_line_local<&broadcast_signal<Coop>>(coop, &c, team,
+                                                            static_cast<const CollTeam *>(&t), root);
             return 0;
         }
     } else if (mm) {
-        call_out_of_line_direct<&mm_copy_to_all<Coop>>(coop, &c, d + static_cast<size_t>(t.me) * bytes,
-                                                       src, bytes);
+        call_out_of_line_local<&mm_copy_to_all<Coop>>(coop, &c, d + static_cast<size_t>(t.me) * bytes,
+                                                      src, bytes);
     } else {
         const size_t mine = static_cast<size_t>(t.me) * bytes;
         for (int i = 0; i < t.size; ++i) {
             const int j = coll_next(t, i + 1);
             const char *from = K == CollMove::Fcollect ? src : src + static_cast<size_t>(j) * bytes;
-            call_out_of_line_direct<&coll_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
-                                                      from, bytes);
+            call_out_of_line_local<&coll_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
+                                                     from, bytes);
         }
     }
     coll_end(coop, fn, team, t, true);

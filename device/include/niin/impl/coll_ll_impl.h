@@ -312,9 +312,9 @@ __device__ __noinline__ void ll_round_send(Coop coop, const LlRound *r) {
                            static_cast<unsigned long long>(own - c.heap_base), t.ll_flag,
                            coll_pe(t, j));
 #endif
-                call_out_of_line_direct<&gin_put<Coop>>(coop, r->fn, &c, static_cast<void *>(own),
-                                                        static_cast<const void *>(staged),
-                                                        r->region, coll_pe(t, j), false);
+                call_out_of_line_local<&gin_put<Coop>>(coop, r->fn, &c, static_cast<void *>(own),
+                                                       static_cast<const void *>(staged),
+                                                       r->region, coll_pe(t, j), false);
                 continue;
             }
         }
@@ -373,9 +373,9 @@ __device__ __noinline__ void move_ll(Coop coop, const char *fn, nvshmem_team_t t
         r.region = ll_need(r.len, 1);
         r.src = src + done;
         r.dest = dest + done;
-        call_out_of_line_direct<&ll_reserve<Coop>>(coop, fn, team, r.region * regions, &r.t);
-        call_out_of_line_direct<&ll_round_send<Coop>>(coop, static_cast<const LlRound *>(&r));
-        call_out_of_line_direct<&ll_round_receive<Coop>>(coop, static_cast<const LlRound *>(&r));
+        call_out_of_line_local<&ll_reserve<Coop>>(coop, fn, team, r.region * regions, &r.t);
+        call_out_of_line_local<&ll_round_send<Coop>>(coop, static_cast<const LlRound *>(&r));
+        call_out_of_line_local<&ll_round_receive<Coop>>(coop, static_cast<const LlRound *>(&r));
         coop.sync();
     }
 }
@@ -411,10 +411,10 @@ __device__ __noinline__ void reduce_ll(Coop coop, const char *fn, nvshmem_team_t
         r.len = len;
         r.region = region;
         r.src = src + done;
-        call_out_of_line_direct<&ll_reserve<Coop>>(coop, fn, team, region * regions, &r.t);
+        call_out_of_line_local<&ll_reserve<Coop>>(coop, fn, team, region * regions, &r.t);
         /* (ends synchronized: every read of source before any store into dest, which may be
          * the same buffer) */
-        call_out_of_line_direct<&ll_round_send<Coop>>(coop, static_cast<const LlRound *>(&r));
+        call_out_of_line_local<&ll_round_send<Coop>>(coop, static_cast<const LlRound *>(&r));
         const char *ring = cp->heap_base + r.t.ll_off;
         const unsigned int flag = r.t.ll_flag;
         char *dst = reinterpret_cast<char *>(dest) + done;

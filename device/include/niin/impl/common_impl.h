@@ -246,6 +246,27 @@ __device__ __forceinline__ auto call_out_of_line_direct(A... args) {
 }
 
 
+/* call_out_of_line_direct for the collectives' out-of-line parts: F's address is kept in a
+ * static of this function, not in niin_cold_address. A namespace-scope __device__ variable
+ * is registered with the host runtime, so it, and the function it points to, are emitted in
+ * every TU whose front end instantiates it -- and the typed API's inline bodies instantiate
+ * every collective whether a kernel calls one or not. A function static is emitted only with
+ * a caller that is. Compile time (nvcc 13.0, NCCL 2.31.2 headers, 2 cores, session 18):
+ * tests/gpu/latency.cu, which calls no collective, 79 -> 51-55 s; its PTX 215 -> 152
+ * functions. Not for the point-to-point paths: with the same change there, ptxas compiled
+ * the 1024-thread getmem_block loop worse (the peer's distance reloaded with an indexed LDC
+ * every iteration instead of kept in uniform registers: SASS of latency.cu; session 12
+ * measured 0.370 against 0.275 us for 16 bytes). With it for the collectives only, every
+ * kernel of latency.cu and putmem_block_bw.cu has the same SASS as before, and
+ * putmem_block_bw's kernel needs 58 registers instead of 64 (fewer possible targets of its
+ * indirect calls). */
+template <auto F, typename... A>
+__device__ __forceinline__ auto call_out_of_line_local(A... args) {
+    static decltype(F) address = F;
+    if (*static_cast<decltype(F) volatile *>(&address) == nullptr) __trap();
+    return F(args...);
+}
+
 /* The out-of-line call of a transfer's cold path F by every thread of `coop`:
  * call_out_of_line_direct for a block, call_out_of_line for a thread or a warp. */
 template <auto F, typename Coop, typename... A>
