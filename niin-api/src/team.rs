@@ -317,17 +317,10 @@ mod tests {
                     assert_eq!(pe % 2, 0);
                     continue;
                 };
-                let mut group: Vec<(i32, usize)> = kth
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.color() == Some(color))
-                    .map(|(q, s)| (s.key(q), q))
-                    .collect();
-                group.sort();
                 let team = mine.team.unwrap();
                 let members: Vec<usize> = (0..team.size).map(|i| team.world_pe(i)).collect();
                 assert_eq!(
-                    group.iter().map(|&(_, q)| q).collect::<Vec<_>>(),
+                    TeamSplit::communicator(&kth, color),
                     members,
                     "split {k}, PE {pe}"
                 );

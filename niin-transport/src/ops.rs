@@ -430,20 +430,26 @@ impl TeamSplit {
             .map(|t| i32::try_from(t.start).expect("a PE number fits an i32"))
     }
 
-    /// The error of a split that PE `pe` was told of wrongly (`what`: which rule it breaks).
-    pub fn bad(pe: usize, what: String) -> crate::error::TransportError {
-        crate::error::TransportError::BadArgument {
-            op: "team split",
-            what: format!("PE {pe}: {what}"),
-        }
-    }
-
     /// The key of `ncclCommSplit` for world PE `pe`: its number in its new team (so the
     /// new communicator's ranks are the team's numbers), 0 when it joins none.
     pub fn key(&self, pe: usize) -> i32 {
         self.team
             .and_then(|t| t.team_pe(pe))
             .map_or(0, |k| i32::try_from(k).expect("a team size fits an i32"))
+    }
+
+    /// What `ncclCommSplit` makes of every PE's part of one split (`parts[pe]`): the world
+    /// PEs of the communicator of `color`, in rank order (ordered by key, ties by PE). A
+    /// model of NCCL's grouping, for checking colors and keys without NCCL.
+    pub fn communicator(parts: &[TeamSplit], color: i32) -> Vec<usize> {
+        let mut group: Vec<(i32, usize)> = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.color() == Some(color))
+            .map(|(pe, p)| (p.key(pe), pe))
+            .collect();
+        group.sort();
+        group.into_iter().map(|(_, pe)| pe).collect()
     }
 }
 
@@ -499,14 +505,7 @@ mod tests {
                     continue;
                 };
                 assert!(color >= 0);
-                let mut group: Vec<(i32, usize)> = parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.color() == Some(color))
-                    .map(|(q, p)| (p.key(q), q))
-                    .collect();
-                group.sort();
-                let members: Vec<usize> = group.iter().map(|&(_, q)| q).collect();
+                let members = TeamSplit::communicator(&parts, color);
                 let t = part.team.unwrap();
                 let expected: Vec<usize> = (0..t.size).map(|i| t.world_pe(i)).collect();
                 assert_eq!(members, expected, "PE {pe}'s communicator is its team");

@@ -231,6 +231,8 @@ impl LsaTransport {
     /// Releases the communicator of team handle `team`, if it has one (every member
     /// destroys the team, so every rank releases it).
     pub(super) fn drop_team_comm(&self, team: i32) {
+        // Taken out under the lock, released after it: releasing finalizes the
+        // communicator, which may wait for the other members.
         let comm = self
             .team_comms
             .lock()

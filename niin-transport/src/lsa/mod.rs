@@ -622,14 +622,9 @@ impl LsaTransport {
             })
     }
 
-    /// A barrier over a team of LSA peers on the stream of `order` (see "Stream barriers
+    /// Enqueues on `s` the stream barrier of a sub-team of LSA peers (see "Stream barriers
     /// of sub-teams" in the module docs): one `signal_add` to every other member's
-    /// counter, then a wait kernel on this PE's own. Returns once enqueued.
-    fn team_barrier_on_stream(&self, order: Order, team: TeamSync) -> Result<()> {
-        self.on(order, |s| self.enqueue_team_barrier(s, team))
-    }
-
-    /// Enqueues on `s` the stream barrier of a sub-team (see team_barrier_on_stream).
+    /// counter, then a wait kernel on this PE's own.
     fn enqueue_team_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
         let slot = Self::barrier_slot(team)?;
         let others = stream_barrier::other_members(&team, self.pe, self.n_pes).map_err(|what| {
@@ -680,10 +675,16 @@ impl LsaTransport {
         unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
     }
 
-    /// Enqueues on `s` a barrier of `team` (every member an LSA peer): the all-reduce of
-    /// the world, or the stream barrier of a sub-team.
+    /// Enqueues on `s` a barrier of `team`: an all-reduce on its communicator
+    /// ([`LsaTransport::team_comm`]; the world's for the world), else the stream barrier of
+    /// a sub-team of LSA peers.
     fn enqueue_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
-        let Some(comm) = self.team_comm(&team) else {
+        self.enqueue_barrier_on(s, team, self.team_comm(&team))
+    }
+
+    /// [`LsaTransport::enqueue_barrier`] with the team's communicator already looked up.
+    fn enqueue_barrier_on(&self, s: &Stream, team: TeamSync, comm: Option<Comm>) -> Result<()> {
+        let Some(comm) = comm else {
             return self.enqueue_team_barrier(s, team);
         };
         let word = self.barrier_word.ptr();
@@ -1183,15 +1184,12 @@ impl Transport for LsaTransport {
 
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
         self.live()?;
-        let all = team.is_world(self.n_pes);
-        match order {
-            _ if !all && self.team_comm(&team).is_some() => {
-                self.on(order, |s| self.enqueue_barrier(s, team))
-            }
-            Order::Now if !all => self.team_barrier_now(team),
-            Order::Stream(_) if !all => self.team_barrier_on_stream(order, team),
-            _ => self.on(order, |s| self.enqueue_barrier(s, team)),
+        let comm = self.team_comm(&team);
+        if comm.is_none() && order == Order::Now {
+            // A sub-team of LSA peers, blocking: host atomics, no stream work.
+            return self.team_barrier_now(team);
         }
+        self.on(order, |s| self.enqueue_barrier_on(s, team, comm))
     }
 
     fn collective(&self, order: Order, c: &Collective) -> Result<()> {

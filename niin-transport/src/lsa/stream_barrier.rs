@@ -1,7 +1,7 @@
 //! The host side of the stream-ordered barrier over a sub-team (the design is in the
 //! module docs of [`crate::lsa`], "Stream barriers of sub-teams"): where the arrival
 //! counters lie in the control area, which members a PE signals, and the counts it waits
-//! for. Pure bookkeeping, tested here; `LsaTransport::team_barrier_on_stream` enqueues
+//! for. Pure bookkeeping, tested here; `LsaTransport::enqueue_team_barrier` enqueues
 //! the work.
 
 use std::collections::HashMap;

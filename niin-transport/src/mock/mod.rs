@@ -681,7 +681,10 @@ impl Transport for MockTransport {
     fn team_split(&self, split: &TeamSplit) -> Result<()> {
         self.live()?;
         let pe = self.core.pe;
-        let bad = |what: String| TeamSplit::bad(pe, what);
+        let bad = |what: String| TransportError::BadArgument {
+            op: "team split",
+            what: format!("PE {pe}: {what}"),
+        };
         if split.parent.team_pe(pe).is_none() {
             return Err(bad(format!(
                 "not a member of parent team {}",
