@@ -68,7 +68,10 @@ flags=(-std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Wer
 # libnvshmem_host (undefined in the object).
 host_functions=(nvshmem_my_pe nvshmem_n_pes nvshmem_ptr nvshmem_putmem nvshmem_getmem
     nvshmem_putmem_nbi nvshmem_getmem_nbi nvshmem_fence nvshmem_quiet nvshmem_barrier_all
-    nvshmem_sync_all nvshmem_barrier nvshmem_team_my_pe nvshmem_signal_fetch)
+    nvshmem_sync_all nvshmem_barrier nvshmem_team_my_pe nvshmem_signal_fetch nvshmem_int_p
+    nvshmem_int_put nvshmem_int_get_nbi nvshmem_int_iput nvshmem_half_iget nvshmem_put64_nbi
+    nvshmem_iget128 nvshmem_uint64_atomic_fetch_xor nvshmem_double_atomic_set nvshmem_int_g
+    nvshmem_int_atomic_compare_swap)
 
 status=0
 last="${!#}"

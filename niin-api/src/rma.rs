@@ -10,7 +10,7 @@ use niin_transport::{AmoOp, Cmp, Order, SignalOp, SymAddr, Transport};
 
 use crate::buffer::SymSlice;
 use crate::error::Result;
-use crate::ordered::{Local, width_of};
+use crate::ordered::{Local, strided_span, width_of};
 use crate::types::{AmoFetchType, AmoType, BitwiseAmoType, RmaType, WaitType};
 use crate::world::World;
 
@@ -297,5 +297,91 @@ impl World {
                 pe,
             )
         }
+    }
+}
+
+impl World {
+    /// Strided put from local memory at `src` (host or, on a GPU transport, device
+    /// memory): as [`World::iput`] with a raw source, for the C ABI's `nvshmem_<T>_iput`.
+    ///
+    /// # Safety
+    /// The `(nelems - 1) * src_stride + 1` elements at `src` (none for `nelems == 0`) must
+    /// be readable for the duration of the call.
+    pub unsafe fn iput_from<T: RmaType>(
+        &self,
+        dst: (SymSlice<T>, usize),
+        src: (*const T, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded; Order::Now completes before returning.
+        unsafe { self.iput_raw_in(Order::Now, dst, src, nelems, pe) }
+    }
+
+    /// Strided get into local memory at `dst`: as [`World::iget`] with a raw destination,
+    /// for the C ABI's `nvshmem_<T>_iget`.
+    ///
+    /// # Safety
+    /// The `(nelems - 1) * dst_stride + 1` elements at `dst` must be writable, and not
+    /// otherwise accessed, for the duration of the call.
+    pub unsafe fn iget_into<T: RmaType>(
+        &self,
+        dst: (*mut T, usize),
+        src: (SymSlice<T>, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // SAFETY: forwarded; Order::Now completes before returning.
+        unsafe { self.iget_raw_in(Order::Now, dst, src, nelems, pe) }
+    }
+
+    /// The strided put of a raw local source in `order` (the world's and a stream's
+    /// `iput_from`).
+    ///
+    /// # Safety
+    /// The elements of `src` the strides reach must stay readable until `order` has run it.
+    pub(crate) unsafe fn iput_raw_in<T: RmaType>(
+        &self,
+        order: Order,
+        (dst, dst_stride): (SymSlice<T>, usize),
+        (src, src_stride): (*const T, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        // A span that overflows is refused by the stride check, which sees it as `None`.
+        let len = strided_span(nelems, src_stride).unwrap_or(usize::MAX);
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.iput_in(
+                order,
+                (dst, dst_stride),
+                (Local { ptr: src, len }, src_stride),
+                nelems,
+                pe,
+            )
+        }
+    }
+
+    /// The strided get into a raw local destination in `order` (the world's and a stream's
+    /// `iget_into`).
+    ///
+    /// # Safety
+    /// The elements of `dst` the strides reach must stay writable, and not otherwise
+    /// accessed, until `order` has run it.
+    pub(crate) unsafe fn iget_raw_in<T: RmaType>(
+        &self,
+        order: Order,
+        (dst, dst_stride): (*mut T, usize),
+        (src, src_stride): (SymSlice<T>, usize),
+        nelems: usize,
+        pe: usize,
+    ) -> Result<()> {
+        let len = strided_span(nelems, dst_stride).unwrap_or(usize::MAX);
+        let dst = Local {
+            ptr: dst.cast_const(),
+            len,
+        };
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.iget_in(order, (dst, dst_stride), (src, src_stride), nelems, pe) }
     }
 }

@@ -16,7 +16,7 @@ use niin_transport::{Cmp, Order, SignalOp, StreamHandle, SymAddr, Transport};
 
 use crate::buffer::SymSlice;
 use crate::error::{Error, Result};
-use crate::ordered::{Local, strided_span};
+use crate::ordered::Local;
 use crate::types::{RmaType, WaitType};
 use crate::world::World;
 
@@ -261,23 +261,13 @@ impl Stream<'_> {
     /// stay readable until the stream has run the put.
     pub unsafe fn iput_from<T: RmaType>(
         &self,
-        (dst, dst_stride): (SymSlice<T>, usize),
-        (src, src_stride): (*const T, usize),
+        dst: (SymSlice<T>, usize),
+        src: (*const T, usize),
         nelems: usize,
         pe: usize,
     ) -> Result<()> {
-        // A span that overflows is refused by the stride check, which sees it as `None`.
-        let len = strided_span(nelems, src_stride).unwrap_or(usize::MAX);
         // SAFETY: forwarded from this function's contract.
-        unsafe {
-            self.world.iput_in(
-                self.order(),
-                (dst, dst_stride),
-                (Local { ptr: src, len }, src_stride),
-                nelems,
-                pe,
-            )
-        }
+        unsafe { self.world.iput_raw_in(self.order(), dst, src, nelems, pe) }
     }
 
     /// Enqueues a strided get into local memory at `dst`: as [`Stream::iget`] with a raw
@@ -288,28 +278,13 @@ impl Stream<'_> {
     /// otherwise accessed, until the stream has run the get.
     pub unsafe fn iget_into<T: RmaType>(
         &self,
-        (dst, dst_stride): (*mut T, usize),
-        (src, src_stride): (SymSlice<T>, usize),
+        dst: (*mut T, usize),
+        src: (SymSlice<T>, usize),
         nelems: usize,
         pe: usize,
     ) -> Result<()> {
-        let len = strided_span(nelems, dst_stride).unwrap_or(usize::MAX);
         // SAFETY: forwarded from this function's contract.
-        unsafe {
-            self.world.iget_in(
-                self.order(),
-                (
-                    Local {
-                        ptr: dst.cast_const(),
-                        len,
-                    },
-                    dst_stride,
-                ),
-                (src, src_stride),
-                nelems,
-                pe,
-            )
-        }
+        unsafe { self.world.iget_raw_in(self.order(), dst, src, nelems, pe) }
     }
 
     /// Enqueues a scalar put (`nvshmemx_<T>_p_on_stream`); the value is captured now.

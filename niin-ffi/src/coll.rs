@@ -17,9 +17,9 @@ use std::ffi::{c_int, c_void};
 use niin_api::{ReduceOp, ReduceType, RmaType, SymSlice, TeamId, World};
 
 use crate::convert;
+use crate::convert::elements;
 use crate::error::{FfiError, FfiResult, status_call};
 use crate::stream::{CudaStream, on_stream};
-use crate::stream_typed::elements;
 
 /// Where a collective runs: now (blocking) or on a stream.
 #[derive(Clone, Copy)]

@@ -10,7 +10,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use niin_api::{Cmp, SignalOp, SymSlice, TeamId, World};
+use niin_api::{Cmp, RmaType, SignalOp, SymSlice, TeamId, World};
 use niin_transport::StreamHandle;
 
 use crate::error::{FfiError, FfiResult};
@@ -103,4 +103,95 @@ pub(crate) fn team(world: &World, team: c_int) -> FfiResult<TeamId> {
 /// A count for C (`int`), saturating (PE counts always fit).
 pub(crate) fn c_count(n: usize) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+/// Bytes of `nelems` elements of `size` bytes.
+pub(crate) fn bytes_of(nelems: usize, size: usize) -> FfiResult<usize> {
+    nelems.checked_mul(size).ok_or_else(|| {
+        FfiError::BadArgument(format!(
+            "nelems {nelems} of {size}-byte elements is more bytes than size_t holds"
+        ))
+    })
+}
+
+/// The symmetric view of the `len` elements at `ptr` (argument `what`), aligned for `T`.
+pub(crate) fn elements<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    len: usize,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    let bytes = sym(w, ptr, bytes_of(len, size_of::<T>())?, what)?;
+    if (ptr as usize) % align_of::<T>() != 0 {
+        return Err(FfiError::BadArgument(format!(
+            "{what} {ptr:p} is not aligned for its {}-byte elements",
+            align_of::<T>()
+        )));
+    }
+    Ok(SymSlice::from_raw_parts(w, bytes.offset(), len))
+}
+
+/// The one-element symmetric view of `ptr` (argument `what`), aligned for `T`.
+pub(crate) fn element<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    elements(w, ptr, 1, what)
+}
+
+/// A stride of a strided call (`dst` or `sst`, in elements): at least 1.
+pub(crate) fn stride(value: isize, what: &'static str) -> FfiResult<usize> {
+    match usize::try_from(value) {
+        Ok(s) if s > 0 => Ok(s),
+        _ => Err(FfiError::BadArgument(format!(
+            "{what} stride {value} must be at least 1 element"
+        ))),
+    }
+}
+
+/// The symmetric operand of a strided call: the elements `nelems` elements at `stride`
+/// span from `ptr` (argument `what`).
+pub(crate) fn strided_elements<T: RmaType>(
+    w: &World,
+    ptr: *const c_void,
+    stride: usize,
+    nelems: usize,
+    what: &'static str,
+) -> FfiResult<SymSlice<T>> {
+    let span = niin_api::strided_span(nelems, stride).ok_or_else(|| {
+        FfiError::BadArgument(format!(
+            "{nelems} elements at stride {stride} span more elements than size_t holds"
+        ))
+    })?;
+    elements(w, ptr, span, what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_below_one_are_refused_by_name() {
+        assert_eq!(stride(1, "dst").unwrap(), 1);
+        assert_eq!(stride(7, "sst").unwrap(), 7);
+        for bad in [0, -1, isize::MIN] {
+            let e = stride(bad, "sst").unwrap_err().to_string();
+            assert!(
+                e.contains("sst stride") && e.contains(&bad.to_string()),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn byte_counts_and_their_overflow() {
+        assert_eq!(bytes_of(3, 8).unwrap(), 24);
+        assert_eq!(bytes_of(0, 16).unwrap(), 0);
+        let e = bytes_of(usize::MAX / 2 + 1, 2).unwrap_err().to_string();
+        assert!(
+            e.contains(&(usize::MAX / 2 + 1).to_string()) && e.contains("2-byte"),
+            "{e}"
+        );
+    }
 }

@@ -58,6 +58,7 @@
 //! (`niin/launch.h`), not of this library.
 
 pub mod abi;
+pub mod amo;
 pub mod coll;
 mod convert;
 pub mod cumodule;
@@ -68,6 +69,7 @@ mod init;
 pub mod modules;
 mod query;
 mod rma;
+pub mod rma_typed;
 mod state;
 mod stream;
 pub mod stream_typed;

@@ -15,7 +15,7 @@ use crate::state;
 
 /// # Safety
 /// `source..source + bytes` must be readable for the call.
-unsafe fn putmem(
+pub(crate) unsafe fn putmem(
     dest: *mut c_void,
     source: *const c_void,
     bytes: usize,
@@ -36,7 +36,7 @@ unsafe fn putmem(
 
 /// # Safety
 /// `dest..dest + bytes` must be writable, and not otherwise accessed, for the call.
-unsafe fn getmem(
+pub(crate) unsafe fn getmem(
     dest: *mut c_void,
     source: *const c_void,
     bytes: usize,

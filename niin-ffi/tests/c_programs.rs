@@ -130,6 +130,14 @@ fn program(name: &str) -> &'static Path {
                 ),
             ),
             (
+                "host_rma",
+                compile("host_rma.c", "host_rma", false, &[], true),
+            ),
+            (
+                "host_rma_cxx",
+                compile("host_rma.c", "host_rma_cxx", true, &[], true),
+            ),
+            (
                 "wrong_use",
                 compile("wrong_use.c", "wrong_use", false, &[], true),
             ),
@@ -289,6 +297,58 @@ fn host_api_through_the_unique_id_bootstrap() {
 #[test]
 fn host_api_through_the_headers_mpi_path() {
     run_clean(3, program("host_api_mpi"), &["mpi"]);
+}
+
+/// The check names `host_rma.c` prints for the 23 RMA types of plain C, the 5 sizes, and
+/// the 12 standard, 7 bitwise and 2 extended AMO types, each prefix with its count.
+const HOST_RMA_CHECKS: &[(&str, usize)] = &[
+    ("PASS host_get_", 23 * 2), // get, get_nbi
+    ("PASS host_get_nbi_", 23),
+    ("PASS host_g_", 23),
+    ("PASS host_put_", 23 * 3), // put, put_bounds, put_nbi
+    ("PASS host_p_", 23),
+    ("PASS host_iput_", 23),
+    ("PASS host_iget_", 23),
+    ("PASS host_put8", 1),
+    ("PASS host_get128", 1),
+    ("PASS host_iput", 23 + 5),
+    ("PASS host_iget", 23 + 5),
+    ("PASS host_atomic_swap_", 14),
+    ("PASS host_atomic_fetch_", 14 + 12 + 7 * 3), // fetch; fetch_add; fetch_{or,and,xor}_old
+    ("PASS host_atomic_add_", 12),
+    ("PASS host_atomic_compare_swap_", 12 * 2),
+    ("PASS host_atomic_or_", 7),
+    ("PASS host_atomic_and_", 7),
+    ("PASS host_atomic_xor_", 7),
+];
+
+/// The typed and sized host RMA and the host atomics (`tests/c/host_rma.c`): every check
+/// passes on every PE, each family with its count of checks, and no `NIIN:` line.
+fn host_rma_clean(n_pes: usize, name: &str) {
+    let (outcome, text) = run_successful(n_pes, program(name), &[]);
+    for r in &outcome.pes {
+        let out = String::from_utf8_lossy(&r.stdout);
+        assert!(
+            out.contains("DONE failures=0") && !out.contains("FAIL"),
+            "{text}"
+        );
+        for (prefix, count) in HOST_RMA_CHECKS {
+            assert_eq!(out.matches(prefix).count(), *count, "{prefix}:\n{text}");
+        }
+        assert!(r.stderr.is_empty(), "no NIIN: line expected:\n{text}");
+    }
+}
+
+#[test]
+fn host_typed_rma_and_atomics_with_two_three_and_four_pes() {
+    host_rma_clean(2, "host_rma");
+    host_rma_clean(3, "host_rma");
+    host_rma_clean(4, "host_rma");
+}
+
+#[test]
+fn host_typed_rma_and_atomics_as_cxx() {
+    host_rma_clean(2, "host_rma_cxx");
 }
 
 #[test]

@@ -147,11 +147,24 @@ int host_side(char *sym, const char *src, size_t n, int pe) {
     nvshmem_getmem(sym, sym + 8, n, pe);
     nvshmem_putmem_nbi(sym, src, n, pe);
     nvshmem_getmem_nbi(sym, sym + 8, n, pe);
+    int *isym = reinterpret_cast<int *>(sym);
+    const int *isrc = reinterpret_cast<const int *>(src);
+    nvshmem_int_p(isym, 7, pe);
+    nvshmem_int_put(isym, isrc, n, pe);
+    nvshmem_int_get_nbi(isym, isym + 2, n, pe);
+    nvshmem_int_iput(isym, isrc, 2, 1, n, pe);
+    nvshmem_half_iget(reinterpret_cast<half *>(sym), reinterpret_cast<const half *>(src), 1, 2,
+                      n, pe);
+    nvshmem_put64_nbi(sym, src, n, pe);
+    nvshmem_iget128(sym, src, 1, 1, n, pe);
+    nvshmem_uint64_atomic_fetch_xor(reinterpret_cast<uint64_t *>(sym), 5, pe);
+    nvshmem_double_atomic_set(reinterpret_cast<double *>(sym), 1.5, pe);
     nvshmem_fence();
     nvshmem_quiet();
     nvshmem_barrier_all();
     nvshmem_sync_all();
     return nvshmem_my_pe() + nvshmem_n_pes() + (nvshmem_ptr(sym, pe) != nullptr) + major + minor +
            patch + nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD) + nvshmem_barrier(NVSHMEM_TEAM_WORLD) +
-           static_cast<int>(nvshmem_signal_fetch(reinterpret_cast<uint64_t *>(sym)));
+           static_cast<int>(nvshmem_signal_fetch(reinterpret_cast<uint64_t *>(sym))) +
+           nvshmem_int_g(isym, pe) + nvshmem_int_atomic_compare_swap(isym, 1, 2, pe);
 }

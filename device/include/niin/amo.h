@@ -43,40 +43,8 @@
 
 #if defined(__CUDACC__)
 
-NIIN_BEGIN_C_DECLS
-
-/* fetch, set, swap: standard and extended types. */
-#define NIIN_DECLARE_AMO_MOVE(NAME, TYPE)                                                  \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *dest, int pe);               \
-    __device__ void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe);           \
-    __device__ TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe);
-NIIN_FOR_EACH_AMO_STANDARD_TYPE(NIIN_DECLARE_AMO_MOVE)
-NIIN_FOR_EACH_AMO_EXTENDED_TYPE(NIIN_DECLARE_AMO_MOVE)
-#undef NIIN_DECLARE_AMO_MOVE
-
-/* compare_swap and the arithmetic: standard types. */
-#define NIIN_DECLARE_AMO_STANDARD(NAME, TYPE)                                                  \
-    __device__ TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value,    \
-                                                         int pe);                              \
-    __device__ void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe);                           \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe);                     \
-    __device__ void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe);               \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe);
-NIIN_FOR_EACH_AMO_STANDARD_TYPE(NIIN_DECLARE_AMO_STANDARD)
-#undef NIIN_DECLARE_AMO_STANDARD
-
-/* and, or, xor: bitwise types. */
-#define NIIN_DECLARE_AMO_BITWISE(NAME, TYPE)                                                   \
-    __device__ void nvshmem_##NAME##_atomic_and(TYPE *dest, TYPE value, int pe);               \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch_and(TYPE *dest, TYPE value, int pe);         \
-    __device__ void nvshmem_##NAME##_atomic_or(TYPE *dest, TYPE value, int pe);                \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch_or(TYPE *dest, TYPE value, int pe);          \
-    __device__ void nvshmem_##NAME##_atomic_xor(TYPE *dest, TYPE value, int pe);               \
-    __device__ TYPE nvshmem_##NAME##_atomic_fetch_xor(TYPE *dest, TYPE value, int pe);
-NIIN_FOR_EACH_AMO_BITWISE_TYPE(NIIN_DECLARE_AMO_BITWISE)
-#undef NIIN_DECLARE_AMO_BITWISE
-
-NIIN_END_C_DECLS
+/* Declared in niin/host_device.h: every function of this file is a host function too. */
+#include "niin/host_device.h"
 
 #include "niin/impl/amo_impl.h"
 #endif /* __CUDACC__ */

@@ -57,6 +57,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #endif
+#include "niin/host_device.h"
 #if !defined(NIIN_HAVE_CUDA_RUNTIME_API)
 /* The CUDA runtime's definition, repeated (an identical typedef is allowed in C11 and
  * C++, so including CUDA's header later is fine). */
@@ -126,10 +127,8 @@ NIIN_HOSTDEVICE void *nvshmem_ptr(const void *ptr, int pe);
 
 /* ---- host-initiated RMA (blocking; the _nbi forms complete at once too) ------------ */
 
-NIIN_HOSTDEVICE void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe);
+/* putmem, getmem and their _nbi forms, the typed and sized put/get/p/g/iput/iget and the
+ * atomics: niin/host_device.h, included at the top of this file. */
 NIIN_HOSTDEVICE uint64_t nvshmem_signal_fetch(uint64_t *sig_addr);
 
 /* ---- synchronization --------------------------------------------------------------- */

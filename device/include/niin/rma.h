@@ -37,35 +37,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
-NIIN_BEGIN_C_DECLS
-
-#define NIIN_DECLARE_TYPED_RMA(NAME, TYPE)                                                     \
-    __device__ void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe);                  \
-    __device__ TYPE nvshmem_##NAME##_g(const TYPE *source, int pe);                            \
-    __device__ void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
-    __device__ void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
-    __device__ void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
-                                             int pe);                                            \
-    __device__ void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe);
-NIIN_FOR_EACH_RMA_TYPE(NIIN_DECLARE_TYPED_RMA)
-#undef NIIN_DECLARE_TYPED_RMA
-
-#define NIIN_DECLARE_SIZED_RMA(BITS, TYPE)                                                     \
-    __device__ void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);  \
-    __device__ void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe);  \
-    __device__ void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,     \
-                                            int pe);                                           \
-    __device__ void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems, int pe);
-NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_SIZED_RMA)
-#undef NIIN_DECLARE_SIZED_RMA
-
-/* Also host functions of libnvshmem_host (niin/host_api.h). */
-NIIN_HOSTDEVICE void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_getmem(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_putmem_nbi(void *dest, const void *source, size_t bytes, int pe);
-NIIN_HOSTDEVICE void nvshmem_getmem_nbi(void *dest, const void *source, size_t bytes, int pe);
-
-NIIN_END_C_DECLS
+/* Declared in niin/host_device.h: every function of this file is a host function too. */
+#include "niin/host_device.h"
 
 #include "niin/impl/rma_impl.h"
 #endif /* __CUDACC__ */

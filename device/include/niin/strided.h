@@ -46,37 +46,34 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
+/* The thread forms (nvshmem_<T>_iput/iget, nvshmem_iput<N>/iget<N>) are host functions too:
+ * declared in niin/host_device.h. */
+#include "niin/host_device.h"
+
 NIIN_BEGIN_C_DECLS
 
-#define NIIN_DECLARE_STRIDED_TYPED(NAME, TYPE)                                                \
-    __device__ void nvshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst,       \
-                                          ptrdiff_t sst, size_t nelems, int pe);              \
-    __device__ void nvshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst,       \
-                                          ptrdiff_t sst, size_t nelems, int pe);              \
+/* The warp and block forms. */
+#define NIIN_DECLARE_STRIDED_TYPED(NAME, TYPE)                                                 \
     __device__ void nvshmemx_##NAME##_iput_warp(TYPE *dest, const TYPE *source, ptrdiff_t dst, \
-                                                ptrdiff_t sst, size_t nelems, int pe);        \
+                                                ptrdiff_t sst, size_t nelems, int pe);         \
     __device__ void nvshmemx_##NAME##_iget_warp(TYPE *dest, const TYPE *source, ptrdiff_t dst, \
-                                                ptrdiff_t sst, size_t nelems, int pe);        \
-    __device__ void nvshmemx_##NAME##_iput_block(TYPE *dest, const TYPE *source,              \
-                                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
-                                                 int pe);                                     \
-    __device__ void nvshmemx_##NAME##_iget_block(TYPE *dest, const TYPE *source,              \
-                                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                                                ptrdiff_t sst, size_t nelems, int pe);         \
+    __device__ void nvshmemx_##NAME##_iput_block(TYPE *dest, const TYPE *source,               \
+                                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
+                                                 int pe);                                      \
+    __device__ void nvshmemx_##NAME##_iget_block(TYPE *dest, const TYPE *source,               \
+                                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems,  \
                                                  int pe);
 NIIN_FOR_EACH_RMA_TYPE(NIIN_DECLARE_STRIDED_TYPED)
 #undef NIIN_DECLARE_STRIDED_TYPED
 
-#define NIIN_DECLARE_STRIDED_SIZED(BITS, TYPE)                                                \
-    __device__ void nvshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst,          \
-                                       ptrdiff_t sst, size_t nelems, int pe);                 \
-    __device__ void nvshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst,          \
-                                       ptrdiff_t sst, size_t nelems, int pe);                 \
+#define NIIN_DECLARE_STRIDED_SIZED(BITS, TYPE)                                                 \
     __device__ void nvshmemx_iput##BITS##_warp(void *dest, const void *source, ptrdiff_t dst,  \
-                                               ptrdiff_t sst, size_t nelems, int pe);         \
+                                               ptrdiff_t sst, size_t nelems, int pe);          \
     __device__ void nvshmemx_iget##BITS##_warp(void *dest, const void *source, ptrdiff_t dst,  \
-                                               ptrdiff_t sst, size_t nelems, int pe);         \
+                                               ptrdiff_t sst, size_t nelems, int pe);          \
     __device__ void nvshmemx_iput##BITS##_block(void *dest, const void *source, ptrdiff_t dst, \
-                                                ptrdiff_t sst, size_t nelems, int pe);        \
+                                                ptrdiff_t sst, size_t nelems, int pe);         \
     __device__ void nvshmemx_iget##BITS##_block(void *dest, const void *source, ptrdiff_t dst, \
                                                 ptrdiff_t sst, size_t nelems, int pe);
 NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_STRIDED_SIZED)

@@ -149,38 +149,41 @@ __device__ __forceinline__ T amo(const char *fn, T *dest, typename amo_arg<T>::t
 #define NIIN_AMO(OP, NAME, FN, DEST, VALUE, COND, PE) \
     niin::detail::amo<niin::detail::AmoOp::OP>("nvshmem_" #NAME "_" #FN, DEST, VALUE, COND, PE)
 
+/* Every function here is a host function too (niin/host_device.h): device bodies in the
+ * device pass only; the host pass calls libnvshmem_host's. */
+#if defined(__CUDA_ARCH__)
 NIIN_BEGIN_C_DECLS
 
 #define NIIN_DEFINE_AMO_MOVE(NAME, TYPE)                                                       \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *dest, int pe) {                 \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *dest, int pe) {              \
         return NIIN_AMO(fetch, NAME, atomic_fetch, const_cast<TYPE *>(dest), 0, 0, pe);        \
     }                                                                                          \
-    NIIN_DEVICE void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe) {             \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe) {          \
         NIIN_AMO(set, NAME, atomic_set, dest, value, 0, pe);                                   \
     }                                                                                          \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe) {            \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe) {         \
         return NIIN_AMO(swap, NAME, atomic_swap, dest, value, 0, pe);                          \
     }
 NIIN_FOR_EACH_AMO_STANDARD_TYPE(NIIN_DEFINE_AMO_MOVE)
 NIIN_FOR_EACH_AMO_EXTENDED_TYPE(NIIN_DEFINE_AMO_MOVE)
 #undef NIIN_DEFINE_AMO_MOVE
 
-#define NIIN_DEFINE_AMO_STANDARD(NAME, TYPE)                                                   \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value,   \
-                                                          int pe) {                            \
-        return NIIN_AMO(compare_swap, NAME, atomic_compare_swap, dest, value, cond, pe);       \
-    }                                                                                          \
-    NIIN_DEVICE void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe) {                         \
-        NIIN_AMO(add, NAME, atomic_inc, dest, 1, 0, pe);                                       \
-    }                                                                                          \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe) {                   \
-        return NIIN_AMO(add, NAME, atomic_fetch_inc, dest, 1, 0, pe);                          \
-    }                                                                                          \
-    NIIN_DEVICE void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe) {             \
-        NIIN_AMO(add, NAME, atomic_add, dest, value, 0, pe);                                   \
-    }                                                                                          \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe) {       \
-        return NIIN_AMO(add, NAME, atomic_fetch_add, dest, value, 0, pe);                      \
+#define NIIN_DEFINE_AMO_STANDARD(NAME, TYPE)                                                    \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value, \
+                                                             int pe) {                          \
+        return NIIN_AMO(compare_swap, NAME, atomic_compare_swap, dest, value, cond, pe);        \
+    }                                                                                           \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe) {                       \
+        NIIN_AMO(add, NAME, atomic_inc, dest, 1, 0, pe);                                        \
+    }                                                                                           \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe) {                 \
+        return NIIN_AMO(add, NAME, atomic_fetch_inc, dest, 1, 0, pe);                           \
+    }                                                                                           \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe) {           \
+        NIIN_AMO(add, NAME, atomic_add, dest, value, 0, pe);                                    \
+    }                                                                                           \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe) {     \
+        return NIIN_AMO(add, NAME, atomic_fetch_add, dest, value, 0, pe);                       \
     }
 NIIN_FOR_EACH_AMO_STANDARD_TYPE(NIIN_DEFINE_AMO_STANDARD)
 #undef NIIN_DEFINE_AMO_STANDARD
@@ -188,10 +191,10 @@ NIIN_FOR_EACH_AMO_STANDARD_TYPE(NIIN_DEFINE_AMO_STANDARD)
 /* OP, and the names of the non-fetching and fetching functions (spelled out: `and`, `or`
  * and `xor` are operator names in C++, not identifiers to paste). */
 #define NIIN_DEFINE_AMO_BITWISE_OP(NAME, TYPE, OP, FN, FETCH_FN)                               \
-    NIIN_DEVICE void nvshmem_##NAME##_##FN(TYPE *dest, TYPE value, int pe) {                   \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_##FN(TYPE *dest, TYPE value, int pe) {                \
         NIIN_AMO(OP, NAME, FN, dest, value, 0, pe);                                            \
     }                                                                                          \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_##FETCH_FN(TYPE *dest, TYPE value, int pe) {             \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_##FETCH_FN(TYPE *dest, TYPE value, int pe) {          \
         return NIIN_AMO(OP, NAME, FETCH_FN, dest, value, 0, pe);                               \
     }
 #define NIIN_DEFINE_AMO_BITWISE(NAME, TYPE)                                                  \
@@ -203,6 +206,7 @@ NIIN_FOR_EACH_AMO_BITWISE_TYPE(NIIN_DEFINE_AMO_BITWISE)
 #undef NIIN_DEFINE_AMO_BITWISE_OP
 
 NIIN_END_C_DECLS
+#endif /* __CUDA_ARCH__ */
 
 #undef NIIN_AMO
 

@@ -180,63 +180,64 @@ __device__ __forceinline__ T g(const char *fn, const T *source, int pe) {
 
 /* ---- the public functions of niin/rma.h ---------------------------------------------- */
 
+/* Every function here is a host function too (niin/host_device.h): device bodies in the
+ * device pass only; the host pass calls libnvshmem_host's. */
+#if defined(__CUDA_ARCH__)
 NIIN_BEGIN_C_DECLS
-
-#define NIIN_DEFINE_TYPED_RMA(NAME, TYPE)                                                       \
-    NIIN_DEVICE void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                  \
+#define NIIN_DEFINE_TYPED_RMA(NAME, TYPE)                                                         \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_p(TYPE *dest, const TYPE value, int pe) {                \
         niin::detail::p<TYPE>("nvshmem_" #NAME "_p", dest, value, pe);                            \
     }                                                                                             \
-    NIIN_DEVICE TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                             \
+    NIIN_DEVICE_HD TYPE nvshmem_##NAME##_g(const TYPE *source, int pe) {                          \
         return niin::detail::g<TYPE>("nvshmem_" #NAME "_g", source, pe);                          \
     }                                                                                             \
-    NIIN_DEVICE void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe) { \
-        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put", dest, source,      \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems,       \
+                                             int pe) {                                            \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put", dest, source,     \
                           nelems * sizeof(TYPE), pe, true);                                       \
     }                                                                                             \
-    NIIN_DEVICE void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe) { \
-        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get", dest, source,      \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems,       \
+                                             int pe) {                                            \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get", dest, source,     \
                           nelems * sizeof(TYPE), pe, true);                                       \
     }                                                                                             \
-    NIIN_DEVICE void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
-                                              int pe) {                                           \
-        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put_nbi", dest, source,  \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems,   \
+                                                 int pe) {                                        \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_put_nbi", dest, source, \
                           nelems * sizeof(TYPE), pe, false);                                      \
     }                                                                                             \
-    NIIN_DEVICE void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
-                                              int pe) {                                           \
-        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get_nbi", dest, source,  \
+    NIIN_DEVICE_HD void nvshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems,   \
+                                                 int pe) {                                        \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_" #NAME "_get_nbi", dest, source, \
                           nelems * sizeof(TYPE), pe, false);                                      \
     }
 NIIN_FOR_EACH_RMA_TYPE(NIIN_DEFINE_TYPED_RMA)
 #undef NIIN_DEFINE_TYPED_RMA
 
 #define NIIN_DEFINE_SIZED_RMA(BITS, TYPE)                                                        \
-    NIIN_DEVICE void nvshmem_put##BITS(void *dest, const void *source, size_t nelems, int pe) {   \
-        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS, dest, source,         \
+    NIIN_DEVICE_HD void nvshmem_put##BITS(void *dest, const void *source, size_t nelems,         \
+                                          int pe) {                                              \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS, dest, source,        \
                           nelems * sizeof(TYPE), pe, true);                                      \
     }                                                                                            \
-    NIIN_DEVICE void nvshmem_get##BITS(void *dest, const void *source, size_t nelems, int pe) {   \
-        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS, dest, source,         \
+    NIIN_DEVICE_HD void nvshmem_get##BITS(void *dest, const void *source, size_t nelems,         \
+                                          int pe) {                                              \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS, dest, source,        \
                           nelems * sizeof(TYPE), pe, true);                                      \
     }                                                                                            \
-    NIIN_DEVICE void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,      \
-                                             int pe) {                                           \
-        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS "_nbi", dest, source,  \
+    NIIN_DEVICE_HD void nvshmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,   \
+                                                int pe) {                                        \
+        niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_put" #BITS "_nbi", dest, source, \
                           nelems * sizeof(TYPE), pe, false);                                     \
     }                                                                                            \
-    NIIN_DEVICE void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems,      \
-                                             int pe) {                                           \
-        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS "_nbi", dest, source,  \
+    NIIN_DEVICE_HD void nvshmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems,   \
+                                                int pe) {                                        \
+        niin::detail::get(niin::detail::ScopeThread{}, "nvshmem_get" #BITS "_nbi", dest, source, \
                           nelems * sizeof(TYPE), pe, false);                                     \
     }
 NIIN_FOR_EACH_RMA_SIZE(NIIN_DEFINE_SIZED_RMA)
 #undef NIIN_DEFINE_SIZED_RMA
 
-NIIN_END_C_DECLS
-
-/* putmem/getmem are host functions too: device bodies in the device pass only. */
-#if defined(__CUDA_ARCH__)
-NIIN_BEGIN_C_DECLS
 NIIN_DEVICE_HD void nvshmem_putmem(void *dest, const void *source, size_t bytes, int pe) {
     niin::detail::put(niin::detail::ScopeThread{}, "nvshmem_putmem", dest, source, bytes, pe, true);
 }

@@ -152,48 +152,64 @@ __device__ __forceinline__ void strided(Coop coop, const char *fn, void *dest, c
 
 NIIN_BEGIN_C_DECLS
 
-/* OP: iput or iget; PUT: true or false; SCOPE_SUFFIX: the NVSHMEM suffix ("", "_warp",
- * "_block"); COOP: its scope. */
-#define NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, PREFIX, OP, PUT, SUFFIX, COOP)                 \
-    NIIN_DEVICE void PREFIX##NAME##_##OP##SUFFIX(TYPE *dest, const TYPE *source, ptrdiff_t dst, \
-                                                 ptrdiff_t sst, size_t nelems, int pe) {        \
-        niin::detail::strided<PUT, sizeof(TYPE)>(COOP{}, #PREFIX #NAME "_" #OP #SUFFIX, dest,   \
-                                                 source, dst, sst, nelems, pe);                 \
+/* OP: iput or iget; PUT: true or false; SUFFIX: the NVSHMEM suffix ("", "_warp",
+ * "_block"); COOP: its scope; LINK: NIIN_DEVICE (warp, block) or NIIN_DEVICE_HD (the
+ * thread forms, host functions too). */
+#define NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, PREFIX, OP, PUT, SUFFIX, COOP, LINK)         \
+    LINK void PREFIX##NAME##_##OP##SUFFIX(TYPE *dest, const TYPE *source, ptrdiff_t dst,      \
+                                          ptrdiff_t sst, size_t nelems, int pe) {             \
+        niin::detail::strided<PUT, sizeof(TYPE)>(COOP{}, #PREFIX #NAME "_" #OP #SUFFIX, dest, \
+                                                 source, dst, sst, nelems, pe);               \
     }
 #define NIIN_DEFINE_STRIDED_TYPED(NAME, TYPE)                                                  \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmem_, iput, true, , niin::detail::ScopeThread) \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmem_, iget, false, , niin::detail::ScopeThread) \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iput, true, _warp,                      \
-                                 niin::detail::ScopeWarp)                                       \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iget, false, _warp,                     \
-                                 niin::detail::ScopeWarp)                                       \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iput, true, _block,                     \
-                                 niin::detail::ScopeBlock)                                      \
-    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iget, false, _block,                    \
-                                 niin::detail::ScopeBlock)
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iput, true, _warp,                     \
+                                 niin::detail::ScopeWarp, NIIN_DEVICE)                         \
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iget, false, _warp,                    \
+                                 niin::detail::ScopeWarp, NIIN_DEVICE)                         \
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iput, true, _block,                    \
+                                 niin::detail::ScopeBlock, NIIN_DEVICE)                        \
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmemx_, iget, false, _block,                   \
+                                 niin::detail::ScopeBlock, NIIN_DEVICE)
 NIIN_FOR_EACH_RMA_TYPE(NIIN_DEFINE_STRIDED_TYPED)
 #undef NIIN_DEFINE_STRIDED_TYPED
-#undef NIIN_DEFINE_STRIDED_TYPED_OP
 
-#define NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, PREFIX, OP, PUT, SUFFIX, COOP)                 \
-    NIIN_DEVICE void PREFIX##OP##BITS##SUFFIX(void *dest, const void *source, ptrdiff_t dst,    \
-                                              ptrdiff_t sst, size_t nelems, int pe) {           \
-        niin::detail::strided<PUT, sizeof(TYPE)>(COOP{}, #PREFIX #OP #BITS #SUFFIX, dest,       \
-                                                 source, dst, sst, nelems, pe);                 \
+#define NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, PREFIX, OP, PUT, SUFFIX, COOP, LINK)     \
+    LINK void PREFIX##OP##BITS##SUFFIX(void *dest, const void *source, ptrdiff_t dst,     \
+                                       ptrdiff_t sst, size_t nelems, int pe) {            \
+        niin::detail::strided<PUT, sizeof(TYPE)>(COOP{}, #PREFIX #OP #BITS #SUFFIX, dest, \
+                                                 source, dst, sst, nelems, pe);           \
     }
 #define NIIN_DEFINE_STRIDED_SIZED(BITS, TYPE)                                                  \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmem_, iput, true, , niin::detail::ScopeThread) \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmem_, iget, false, , niin::detail::ScopeThread) \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iput, true, _warp,                      \
-                                 niin::detail::ScopeWarp)                                       \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iget, false, _warp,                     \
-                                 niin::detail::ScopeWarp)                                       \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iput, true, _block,                     \
-                                 niin::detail::ScopeBlock)                                      \
-    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iget, false, _block,                    \
-                                 niin::detail::ScopeBlock)
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iput, true, _warp,                     \
+                                 niin::detail::ScopeWarp, NIIN_DEVICE)                         \
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iget, false, _warp,                    \
+                                 niin::detail::ScopeWarp, NIIN_DEVICE)                         \
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iput, true, _block,                    \
+                                 niin::detail::ScopeBlock, NIIN_DEVICE)                        \
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmemx_, iget, false, _block,                   \
+                                 niin::detail::ScopeBlock, NIIN_DEVICE)
 NIIN_FOR_EACH_RMA_SIZE(NIIN_DEFINE_STRIDED_SIZED)
 #undef NIIN_DEFINE_STRIDED_SIZED
+
+/* The thread forms are host functions too (niin/host_device.h): device bodies in the device
+ * pass only; the host pass calls libnvshmem_host's. */
+#if defined(__CUDA_ARCH__)
+#define NIIN_DEFINE_STRIDED_THREAD(NAME, TYPE)                                                   \
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmem_, iput, true, , niin::detail::ScopeThread,  \
+                                 NIIN_DEVICE_HD)                                                 \
+    NIIN_DEFINE_STRIDED_TYPED_OP(NAME, TYPE, nvshmem_, iget, false, , niin::detail::ScopeThread, \
+                                 NIIN_DEVICE_HD)
+NIIN_FOR_EACH_RMA_TYPE(NIIN_DEFINE_STRIDED_THREAD)
+#undef NIIN_DEFINE_STRIDED_THREAD
+#define NIIN_DEFINE_STRIDED_THREAD(BITS, TYPE)                                                   \
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmem_, iput, true, , niin::detail::ScopeThread,  \
+                                 NIIN_DEVICE_HD)                                                 \
+    NIIN_DEFINE_STRIDED_SIZED_OP(BITS, TYPE, nvshmem_, iget, false, , niin::detail::ScopeThread, \
+                                 NIIN_DEVICE_HD)
+NIIN_FOR_EACH_RMA_SIZE(NIIN_DEFINE_STRIDED_THREAD)
+#undef NIIN_DEFINE_STRIDED_THREAD
+#endif /* __CUDA_ARCH__ */
+#undef NIIN_DEFINE_STRIDED_TYPED_OP
 #undef NIIN_DEFINE_STRIDED_SIZED_OP
 
 NIIN_END_C_DECLS
