@@ -73,6 +73,7 @@ pub mod rma_typed;
 mod state;
 mod stream;
 pub mod stream_typed;
+mod strided;
 mod symmetric_buffer;
 mod sync;
 mod teams;

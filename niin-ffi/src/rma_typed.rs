@@ -13,18 +13,17 @@
 //! `nelems * size` bytes (a count whose byte size overflows `size_t` is an error naming
 //! both numbers). The strided forms take `ptrdiff_t` strides in elements, at least 1; the
 //! symmetric operand must hold every element the strides reach. `p`, `g` and the strided
-//! forms need the element's natural alignment. A 128-bit strided element moves as its two
-//! 64-bit halves (two strided transfers of 64-bit elements at twice the strides): RMA of
-//! any width is not atomic in NVSHMEM either.
+//! forms need the element's natural alignment (the strided rules: the crate's `strided` module).
 
 use std::ffi::{c_int, c_void};
 
-use niin_api::RmaType;
+use niin_api::{RmaType, World};
 
-use crate::convert::{self, bytes_of, element, stride, strided_elements};
+use crate::convert::{self, bytes_of, element};
 use crate::error::{FfiResult, value_call};
 use crate::rma::{getmem, putmem};
 use crate::state;
+use crate::strided::{self, Direction};
 
 /// `mem` (the untyped put or get) of `nelems` elements of `size` bytes.
 ///
@@ -42,77 +41,36 @@ unsafe fn elems(
     unsafe { mem(dest, source, bytes, pe) }
 }
 
-/// Which way a strided call moves its elements.
-#[derive(Clone, Copy)]
-pub(crate) enum Direction {
-    /// `iput`: from local `source` to the symmetric `dest` on `pe`.
-    Put,
-    /// `iget`: from the symmetric `source` on `pe` to local `dest`.
-    Get,
-}
-
-/// A strided put or get of `nelems` elements of `T`: element `i` at `dest + i * dst` from
-/// `source + i * sst` (strides in elements).
+/// A strided transfer of `T` elements, complete when it returns.
 ///
 /// # Safety
-/// The local operand (`source` of a put, `dest` of a get) must be valid for the elements
-/// the strides reach, and a get's not otherwise accessed, during the call.
+/// As [`strided::elements`].
 unsafe fn strided<T: RmaType>(
     direction: Direction,
-    (dest, source): (*mut T, *const T),
-    (dst, sst): (isize, isize),
+    ends: (*mut c_void, *const c_void),
+    strides: (isize, isize),
     nelems: usize,
     pe: c_int,
 ) -> FfiResult<()> {
     let w = state::world()?;
-    let pe = convert::pe(&w, pe)?;
-    let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
-    match direction {
-        Direction::Put => {
-            let dest = strided_elements::<T>(&w, dest.cast_const().cast(), dst, nelems, "dest")?;
-            convert::local(source, nelems, "source")?;
-            // SAFETY: this function's contract.
-            Ok(unsafe { w.iput_from((dest, dst), (source, sst), nelems, pe) }?)
-        }
-        Direction::Get => {
-            let source = strided_elements::<T>(&w, source.cast(), sst, nelems, "source")?;
-            convert::local(dest, nelems, "dest")?;
-            // SAFETY: this function's contract.
-            Ok(unsafe { w.iget_into((dest, dst), (source, sst), nelems, pe) }?)
-        }
-    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { strided::elements::<T, World>((&w, &w), direction, ends, strides, nelems, pe) }
 }
 
-/// A strided put or get of 128-bit elements: the low halves, then the high halves, each a
-/// strided transfer of 64-bit elements at twice the strides. The checks are the 64-bit
-/// transfers' (the first half's error names the call's arguments; a stride that doubles
-/// past `ptrdiff_t` is refused by name).
+/// [`strided`] of 16-byte elements ([`strided::elements128`]).
 ///
 /// # Safety
-/// As [`strided`] for 16-byte elements.
+/// As [`strided::elements128`].
 unsafe fn strided128(
     direction: Direction,
-    (dest, source): (*mut c_void, *const c_void),
-    (dst, sst): (isize, isize),
+    ends: (*mut c_void, *const c_void),
+    strides: (isize, isize),
     nelems: usize,
     pe: c_int,
 ) -> FfiResult<()> {
-    let double = |s: isize, what: &'static str| {
-        stride(s, what)?;
-        s.checked_mul(2).ok_or_else(|| {
-            crate::error::FfiError::BadArgument(format!(
-                "{what} stride {s} of 16-byte elements is more 8-byte steps than ptrdiff_t holds"
-            ))
-        })
-    };
-    let (dst2, sst2) = (double(dst, "dst")?, double(sst, "sst")?);
-    for half in 0..2 {
-        let d = dest.cast::<u64>().wrapping_add(half);
-        let s = source.cast::<u64>().wrapping_add(half);
-        // SAFETY: this function's contract; each half lies inside the 16-byte elements.
-        unsafe { strided::<u64>(direction, (d, s), (dst2, sst2), nelems, pe) }?;
-    }
-    Ok(())
+    let w = state::world()?;
+    // SAFETY: forwarded from this function's contract.
+    unsafe { strided::elements128((&w, &w), direction, ends, strides, nelems, pe) }
 }
 
 /// Stores `value` into the symmetric `dest` on `pe`.

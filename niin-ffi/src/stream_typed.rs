@@ -22,11 +22,12 @@ use std::ffi::{c_int, c_void};
 
 use niin_api::{RmaType, WaitType};
 
-use crate::convert::{self, bytes_of, element, stride, strided_elements};
+use crate::convert::{self, bytes_of, element};
 use crate::error::{FfiResult, value_call};
 use crate::stream::{
     CudaStream, getmem_on_stream, on_stream, putmem_on_stream, putmem_signal_on_stream,
 };
+use crate::strided::{self, Direction};
 
 /// A `mem` form: [`putmem_on_stream`] or [`getmem_on_stream`].
 type MemOnStream = unsafe fn(*mut c_void, *const c_void, usize, c_int, CudaStream) -> FfiResult<()>;
@@ -47,52 +48,6 @@ unsafe fn elems(
     let bytes = bytes_of(nelems, size)?;
     // SAFETY: forwarded from this function's contract.
     unsafe { mem(dest, source, bytes, pe, cstrm) }
-}
-
-/// Which way a strided call moves its elements.
-#[derive(Clone, Copy)]
-enum Direction {
-    /// `iput`: from local `source` to the symmetric `dest` on `pe`.
-    Put,
-    /// `iget`: from the symmetric `source` on `pe` to local `dest`.
-    Get,
-}
-
-/// Enqueues a strided put or get of `nelems` elements: element `i` at `dest + i * dst`
-/// from `source + i * sst` (strides in elements).
-///
-/// # Safety
-/// The local operand (`source` of a put, `dest` of a get) must stay valid for the elements
-/// the operation touches, and a get's otherwise unaccessed, until the stream has run it.
-#[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
-unsafe fn strided_elems<T: RmaType>(
-    direction: Direction,
-    dest: *mut T,
-    source: *const T,
-    dst: isize,
-    sst: isize,
-    nelems: usize,
-    pe: c_int,
-    cstrm: CudaStream,
-) -> FfiResult<()> {
-    on_stream(cstrm, |w, s| {
-        let pe = convert::pe(w, pe)?;
-        let (dst, sst) = (stride(dst, "dst")?, stride(sst, "sst")?);
-        match direction {
-            Direction::Put => {
-                let dest = strided_elements::<T>(w, dest.cast_const().cast(), dst, nelems, "dest")?;
-                convert::local(source, nelems, "source")?;
-                // SAFETY: this function's contract.
-                Ok(unsafe { s.iput_from((dest, dst), (source, sst), nelems, pe) }?)
-            }
-            Direction::Get => {
-                let source = strided_elements::<T>(w, source.cast(), sst, nelems, "source")?;
-                convert::local(dest, nelems, "dest")?;
-                // SAFETY: this function's contract.
-                Ok(unsafe { s.iget_into((dest, dst), (source, sst), nelems, pe) }?)
-            }
-        }
-    })
 }
 
 /// Enqueues the store of `value` into the symmetric `dest` on `pe`.
@@ -221,17 +176,18 @@ macro_rules! stream_rma_entries {
     };
 }
 
-/// One strided entry point (`$op` `iput` or `iget`, `$dir` its [`Direction`]).
+/// One strided entry point (`$op` `iput` or `iget`, `$dir` its [`Direction`], `$run` the
+/// mover of the element: [`strided::elements`] or [`strided::elements128`]).
 macro_rules! stream_strided_entry {
-    ($name:ident, $t:ty, $fn:ident, $op:literal, $dir:ident, $what:literal) => {
-        #[doc = concat!("`", c_name!(typed $name, $op, "", ""), "`: enqueues ", $what,
+    ($kind:ident $n:tt, $t:ty, $fn:ident, $op:literal, $dir:ident, $run:expr, $what:literal) => {
+        #[doc = concat!("`", c_name!($kind $n, $op, "", ""), "`: enqueues ", $what,
                         " on `pe`: element `i` at `dest + i * dst` from `source + i * sst` \
                          (strides in elements, at least 1), `i` below `nelems`.")]
         ///
         /// # Safety
         /// The local operand must stay valid for the elements the operation touches, and a
         /// get's otherwise unaccessed, until the stream has run it.
-        #[unsafe(export_name = c_name!(typed $name, $op, "", ""))]
+        #[unsafe(export_name = c_name!($kind $n, $op, "", ""))]
         #[allow(clippy::too_many_arguments)] // NVSHMEM's argument list
         pub unsafe extern "C" fn $fn(
             dest: *mut $t,
@@ -242,11 +198,13 @@ macro_rules! stream_strided_entry {
             pe: c_int,
             cstrm: CudaStream,
         ) {
-            value_call(c_name!(typed $name, $op, "", ""), (), || {
-                // SAFETY: this entry's contract.
-                unsafe {
-                    strided_elems::<$t>(Direction::$dir, dest, source, dst, sst, nelems, pe, cstrm)
-                }
+            value_call(c_name!($kind $n, $op, "", ""), (), || {
+                let ends = (dest.cast(), source.cast());
+                // SAFETY: this entry's contract: the local operand stays valid until the
+                // stream has run the transfer.
+                on_stream(cstrm, |w, s| unsafe {
+                    $run((w, s), Direction::$dir, ends, (dst, sst), nelems, pe)
+                })
             })
         }
     };
@@ -270,9 +228,11 @@ macro_rules! typed_modules {
                 })
             }
 
-            stream_strided_entry!($name, $t, iput_on_stream, "iput", Put,
+            stream_strided_entry!(typed $name, $t, iput_on_stream, "iput", Put,
+                                  strided::elements::<$t, _>,
                                   "a strided put from local `source` to the symmetric `dest`");
-            stream_strided_entry!($name, $t, iget_on_stream, "iget", Get,
+            stream_strided_entry!(typed $name, $t, iget_on_stream, "iget", Get,
+                                  strided::elements::<$t, _>,
                                   "a strided get from the symmetric `source` to local `dest`");
 
             #[doc = concat!("`", c_name!(typed $name, "g", "", ""), "`: the element at the symmetric \
@@ -341,19 +301,24 @@ pub mod wait_until {
 
 /// The sized forms: element sizes 1, 2, 4, 8 and 16 bytes.
 macro_rules! sized_modules {
-    ($(($module:ident, $bits:literal, $t:ty)),* $(,)?) => {$(
-        #[doc = concat!("`nvshmemx_{put,get}", $bits, "[_nbi]_on_stream`.")]
+    ($(($module:ident, $bits:literal, $t:ty, $run:expr)),* $(,)?) => {$(
+        #[doc = concat!("`nvshmemx_{put,get}", $bits, "[_nbi]_on_stream` and `nvshmemx_{iput,iget}",
+                        $bits, "_on_stream`.")]
         pub mod $module {
             use super::*;
             stream_rma_entries!(sized $bits, $t);
+            stream_strided_entry!(sized $bits, c_void, iput_on_stream, "iput", Put, $run,
+                                  "a strided put from local `source` to the symmetric `dest`");
+            stream_strided_entry!(sized $bits, c_void, iget_on_stream, "iget", Get, $run,
+                                  "a strided get from the symmetric `source` to local `dest`");
         }
     )*};
 }
 
 sized_modules!(
-    (bits8, "8", u8),
-    (bits16, "16", u16),
-    (bits32, "32", u32),
-    (bits64, "64", u64),
-    (bits128, "128", u128),
+    (bits8, "8", u8, strided::elements::<u8, _>),
+    (bits16, "16", u16, strided::elements::<u16, _>),
+    (bits32, "32", u32, strided::elements::<u32, _>),
+    (bits64, "64", u64, strided::elements::<u64, _>),
+    (bits128, "128", u128, strided::elements128),
 );

@@ -267,7 +267,7 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
         );
         assert_eq!(
             out.matches("PASS iput_iget_on_stream_").count(),
-            23,
+            23 + 5,
             "typed iput/iget _on_stream checks:\n{text}"
         );
         assert!(r.stderr.is_empty(), "no NIIN: line expected:\n{text}");

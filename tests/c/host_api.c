@@ -314,18 +314,18 @@ static void rma_checks(int me, int n) {
      * (dst 3); after a barrier on the stream this PE reads its 7 elements back (strides
      * 1/1) and elements 0, 3, 6 again into dst2 at stride 2 (sst 3; dst2 prefilled), and
      * checks every byte: the put elements where they belong, the fill everywhere else. */
-#define STRIDED_CHECK(NAME, TYPE)                                                            \
+#define STRIDED_BODY(IPUT, IGET, TYPE, SIZE, LABEL)                                          \
     do {                                                                                     \
-        size_t size = sizeof(TYPE), k, b;                                                    \
+        size_t size = (SIZE), k, b;                                                          \
         memset(host2, 0xEE, 7 * size);                                                       \
         nvshmem_barrier_all();                                                               \
         copy_in(buf, host2, 7 * size);                                                       \
         copy_in(dst2, host2, 7 * size);                                                      \
         nvshmem_barrier_all();                                                               \
-        nvshmemx_##NAME##_iput_on_stream((TYPE *)buf, (const TYPE *)src, 3, 2, 3, next, stream); \
+        IPUT((TYPE *)buf, (const TYPE *)src, 3, 2, 3, next, stream);                         \
         nvshmemx_barrier_all_on_stream(stream);                                              \
-        nvshmemx_##NAME##_iget_on_stream((TYPE *)dst, (const TYPE *)buf, 1, 1, 7, me, stream); \
-        nvshmemx_##NAME##_iget_on_stream((TYPE *)dst2, (const TYPE *)buf, 2, 3, 3, me, stream); \
+        IGET((TYPE *)dst, (const TYPE *)buf, 1, 1, 7, me, stream);                           \
+        IGET((TYPE *)dst2, (const TYPE *)buf, 2, 3, 3, me, stream);                          \
         status = stream_sync(stream);                                                        \
         copy_out(host, dst, 7 * size);                                                       \
         copy_out(host2, dst2, 7 * size);                                                     \
@@ -337,15 +337,24 @@ static void rma_checks(int me, int n) {
                 bad += host[k * size + b] != (k % 3 == 0 ? sent : 0xEE);                     \
                 bad2 += host2[k * size + b] != (k % 2 == 0 && k < 5 ? sent2 : 0xEE);         \
             }                                                                                \
-        CHECK("iput_iget_on_stream_" #NAME, status == 0 && bad == 0 && bad2 == 0,            \
+        CHECK(LABEL, status == 0 && bad == 0 && bad2 == 0,                                   \
               "status %d, %zu + %zu of %zu bytes wrong (from PE %d)", status, bad, bad2,     \
               7 * size, prev);                                                               \
     } while (0);
+#define STRIDED_CHECK(NAME, TYPE)                                                            \
+    STRIDED_BODY(nvshmemx_##NAME##_iput_on_stream, nvshmemx_##NAME##_iget_on_stream, TYPE,   \
+                 sizeof(TYPE), "iput_iget_on_stream_" #NAME)
+#define STRIDED_SIZED_CHECK(BITS, TYPE)                                                      \
+    STRIDED_BODY(nvshmemx_iput##BITS##_on_stream, nvshmemx_iget##BITS##_on_stream, void,     \
+                 (BITS) / 8, "iput_iget_on_stream_" #BITS)
     NIIN_FOR_EACH_RMA_TYPE_PLAIN(STRIDED_CHECK)
 #if defined(__CUDACC__)
     NIIN_FOR_EACH_RMA_TYPE_FP16(STRIDED_CHECK)
 #endif
+    NIIN_FOR_EACH_RMA_SIZE(STRIDED_SIZED_CHECK)
+#undef STRIDED_SIZED_CHECK
 #undef STRIDED_CHECK
+#undef STRIDED_BODY
     /* Waits on the stream, the 14 wait types: the previous PE stores mark into this PE's
      * word with p; this PE's stream waits for it (EQ), then reads a word the previous PE
      * put before its p. */

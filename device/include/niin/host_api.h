@@ -182,7 +182,7 @@ void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t
                                           int pe, cudaStream_t cstrm);
 /* The typed forms (T of NIIN_FOR_EACH_RMA_TYPE; half and __nv_bfloat16 only where CUDA's
  * headers define them: C++ with CUDA's headers) and the sized ones (8 ... 128 bits): the
- * mem forms of nelems * sizeof(T) bytes. iput/iget (typed only): element i at dest + i *
+ * mem forms of nelems * sizeof(T) bytes. iput/iget: element i at dest + i *
  * dst from source + i * sst, strides in elements and at least 1. p takes the value at the
  * call; g is synchronous (the stream's earlier work first), as NVSHMEM's. */
 #define NIIN_DECLARE_STREAM_RMA(PREFIX, SUFFIX, TYPE)                                         \
@@ -211,7 +211,14 @@ void nvshmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t
                                           cudaStream_t cstrm);                                 \
     void nvshmemx_##NAME##_p_on_stream(TYPE *dest, const TYPE value, int pe, cudaStream_t cstrm); \
     TYPE nvshmemx_##NAME##_g_on_stream(const TYPE *src, int pe, cudaStream_t cstrm);
-#define NIIN_DECLARE_SIZED_STREAM_RMA(BITS, TYPE) NIIN_DECLARE_STREAM_RMA(nvshmemx_, BITS, void)
+#define NIIN_DECLARE_SIZED_STREAM_RMA(BITS, TYPE)                                      \
+    NIIN_DECLARE_STREAM_RMA(nvshmemx_, BITS, void)                                     \
+    void nvshmemx_iput##BITS##_on_stream(void *dest, const void *source, ptrdiff_t dst, \
+                                         ptrdiff_t sst, size_t nelems, int pe,          \
+                                         cudaStream_t cstrm);                           \
+    void nvshmemx_iget##BITS##_on_stream(void *dest, const void *source, ptrdiff_t dst, \
+                                         ptrdiff_t sst, size_t nelems, int pe,          \
+                                         cudaStream_t cstrm);
 NIIN_FOR_EACH_RMA_TYPE_PLAIN(NIIN_DECLARE_TYPED_STREAM_RMA)
 #if defined(NIIN_HAVE_FP16_TYPES)
 NIIN_FOR_EACH_RMA_TYPE_FP16(NIIN_DECLARE_TYPED_STREAM_RMA)
