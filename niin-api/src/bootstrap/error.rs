@@ -141,9 +141,9 @@ pub enum BootstrapError {
         /// What is wrong with it.
         reason: String,
     },
-    /// No rendezvous is configured for a job of several processes.
+    /// No rendezvous is configured for a job of several processes on several nodes.
     #[error(
-        "no rendezvous for the {size} processes started by {launcher}: set NIIN_RENDEZVOUS=dir:<a directory every process sees> or NIIN_RENDEZVOUS=tcp:<rank 0's host>:<port> in every process, or start the job with niinrun"
+        "no rendezvous for the {size} processes started by {launcher} on several nodes: set NIIN_RENDEZVOUS=dir:<a directory every process sees> or NIIN_RENDEZVOUS=tcp:<rank 0's host>:<port> in every process, or start the job with niinrun (a job on one node needs none)"
     )]
     NoRendezvous {
         /// The launcher.

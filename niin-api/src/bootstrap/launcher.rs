@@ -132,7 +132,33 @@ pub fn detect(
     if reading.job_id.is_none() {
         reading.job_id = job_hint;
     }
+    if reading.job_id.is_none() && reading.on_one_node() {
+        reading.job_id = Some(parent_job_id(std::os::unix::process::parent_id()));
+    }
     reading.into_placement().map(Some)
+}
+
+/// The job id of a one-node job whose launcher names none (MPICH's Hydra, MVAPICH,
+/// torchrun without a run id or master port): its processes' common parent, the launcher's
+/// per-node process (`hydra_pmi_proxy`, `mpispawn`, torchrun's agent), which lives as long
+/// as the job. A process started through a wrapper of its own (`mpiexec -n 2 sh -c ./app`)
+/// has another parent than its peers; such jobs set `NIIN_JOB_ID`.
+pub(crate) fn parent_job_id(ppid: u32) -> String {
+    format!("ppid-{ppid}")
+}
+
+/// torchrun's job id: `TORCHELASTIC_RUN_ID` (`--rdzv-id`), unless it is unset or `none`
+/// (torchrun's default without `--rdzv-id`, the same for every job); then
+/// `torchrun-<MASTER_ADDR>-<MASTER_PORT>`, which no two running jobs share (the port is
+/// their store's); `None` without a master port.
+fn torchrun_job_id(env: &Env<'_>) -> Option<String> {
+    match env.get(TORCHELASTIC_RUN_ID) {
+        Some(id) if id != "none" => Some(id),
+        _ => env.get(MASTER_PORT).map(|port| {
+            let addr = env.get(MASTER_ADDR).unwrap_or_else(|| "localhost".into());
+            format!("torchrun-{addr}-{port}")
+        }),
+    }
 }
 
 /// [`detect`] on this process's environment (values that are not UTF-8 are read lossily:
@@ -151,6 +177,9 @@ const WORLD_SIZE: &str = "WORLD_SIZE";
 const LOCAL_RANK: &str = "LOCAL_RANK";
 const LOCAL_WORLD_SIZE: &str = "LOCAL_WORLD_SIZE";
 const TORCHELASTIC_RUN_ID: &str = "TORCHELASTIC_RUN_ID";
+/// torchrun's store address (rank 0's node) and port.
+pub(crate) const MASTER_ADDR: &str = "MASTER_ADDR";
+pub(crate) const MASTER_PORT: &str = "MASTER_PORT";
 const OMPI_RANK: &str = "OMPI_COMM_WORLD_RANK";
 const OMPI_SIZE: &str = "OMPI_COMM_WORLD_SIZE";
 const OMPI_LOCAL_RANK: &str = "OMPI_COMM_WORLD_LOCAL_RANK";
@@ -286,6 +315,11 @@ struct Reading {
 }
 
 impl Reading {
+    /// Whether every process of the job runs on this node (the local size is the size).
+    fn on_one_node(&self) -> bool {
+        matches!((&self.size, &self.local_size), (Some(n), Some(l)) if n.value == l.value)
+    }
+
     fn says(&self) -> String {
         match &self.size {
             Some(size) => format!("{}, {size}", self.rank),
@@ -446,7 +480,7 @@ fn read_torchrun(env: &Env<'_>) -> Result<Option<Reading>, BootstrapError> {
         local_rank: &[LOCAL_RANK],
         local_size: &[LOCAL_WORLD_SIZE],
     }
-    .read(env, env.get(TORCHELASTIC_RUN_ID))
+    .read(env, torchrun_job_id(env))
 }
 
 fn read_openmpi(env: &Env<'_>) -> Result<Option<Reading>, BootstrapError> {
@@ -1423,5 +1457,61 @@ mod tests {
         );
         let e = err(&[("NIIN_NPES", "4")]);
         assert_eq!(e, BootstrapError::SizeWithoutRank { size: 4 });
+    }
+
+    #[test]
+    fn one_node_jobs_without_a_job_id_are_named_after_the_launchers_process() {
+        // mpiexec (Hydra) -n 2 on one host gives no job id: the ranks' common parent (the
+        // proxy) names the job.
+        let hydra = [
+            ("PMI_RANK", "1"),
+            ("PMI_SIZE", "2"),
+            ("PMI_FD", "7"),
+            ("MPI_LOCALRANKID", "1"),
+            ("MPI_LOCALNRANKS", "2"),
+        ];
+        let ppid = std::os::unix::process::parent_id();
+        assert_eq!(
+            place(&hydra).job_id,
+            Some(format!("ppid-{ppid}")),
+            "{:?}",
+            place(&hydra)
+        );
+        assert_eq!(parent_job_id(4242), "ppid-4242");
+        // NIIN_JOB_ID still wins; several nodes get no made-up id.
+        let named = with(&hydra, &[("NIIN_JOB_ID", "mine")]);
+        assert_eq!(place(&named).job_id.as_deref(), Some("mine"));
+        let two_nodes = [
+            ("PMI_RANK", "4"),
+            ("PMI_SIZE", "5"),
+            ("PMI_FD", "7"),
+            ("MPI_LOCALRANKID", "1"),
+            ("MPI_LOCALNRANKS", "2"),
+        ];
+        assert_eq!(place(&two_nodes).job_id, None);
+    }
+
+    #[test]
+    fn torchrun_without_a_run_id_is_named_after_its_store() {
+        let base = [
+            ("RANK", "1"),
+            ("WORLD_SIZE", "2"),
+            ("LOCAL_RANK", "1"),
+            ("LOCAL_WORLD_SIZE", "2"),
+            ("MASTER_ADDR", "127.0.0.1"),
+            ("MASTER_PORT", "29500"),
+        ];
+        // torchrun's default run id, "none", is every job's.
+        let default = with(&base, &[("TORCHELASTIC_RUN_ID", "none")]);
+        assert_eq!(
+            place(&default).job_id.as_deref(),
+            Some("torchrun-127.0.0.1-29500")
+        );
+        assert_eq!(
+            place(&base).job_id.as_deref(),
+            Some("torchrun-127.0.0.1-29500")
+        );
+        let given = with(&base, &[("TORCHELASTIC_RUN_ID", "job-7")]);
+        assert_eq!(place(&given).job_id.as_deref(), Some("job-7"));
     }
 }

@@ -106,10 +106,26 @@
 //! # Rendezvous
 //!
 //! [`rendezvous_from_env`] reads `NIIN_RENDEZVOUS`: `dir:<directory>` or
-//! `tcp:<host>:<port>` (port 0 is refused: the port must be agreed in advance). Unset, a job
-//! started by niinrun uses `dir:$NIIN_RENDEZVOUS_DIR` (niinrun creates it, mode 0700, and
-//! removes it at exit); a job of one process needs none; any other job gets
-//! [`BootstrapError::NoRendezvous`], which says how to set one (or to use niinrun).
+//! `tcp:<host>:<port>` (port 0 is refused: the port must be agreed in advance). Unset:
+//!
+//! - a job started by niinrun uses `dir:$NIIN_RENDEZVOUS_DIR` (niinrun creates it, mode
+//!   0700, and removes it at exit);
+//! - a job of one process needs none, and a job whose processes all run on this node (its
+//!   local size is its size: `mpirun -np 4`, `srun -N1`, `torchrun --nproc-per-node 4` on
+//!   one host) uses `dir:` the temporary directory (`$TMPDIR`, else `/tmp`), its file named
+//!   after the job id;
+//! - torchrun across nodes uses `tcp:$MASTER_ADDR:<$MASTER_PORT + 1>` (torchrun's store
+//!   holds `MASTER_PORT` on rank 0's node, and rank 0 listens on the next port);
+//! - any other job (several nodes under mpirun or srun) gets
+//!   [`BootstrapError::NoRendezvous`], which says how to set one (or to use niinrun).
+//!
+//! The job id a one-node job's file is named after: the launcher's (table above); torchrun's
+//! default run id `none`, which every job has, is replaced by
+//! `torchrun-<MASTER_ADDR>-<MASTER_PORT>`; a launcher that gives none (MPICH's Hydra,
+//! MVAPICH) on one node is named after the processes' common parent, the launcher's per-node
+//! process (`ppid-<pid>`), which lives as long as the job. A process started through a
+//! wrapper of its own (`mpiexec -n 2 sh -c ./app`) has another parent than its peers: such
+//! jobs set `NIIN_JOB_ID`.
 //!
 //! [`exchange_unique_id`]: rank 0 calls the `make` closure (NCCL's `ncclGetUniqueId`), the
 //! others never do; a job of one process only calls `make`. `timeout` bounds each rank's

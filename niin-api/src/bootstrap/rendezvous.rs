@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::launcher::{MASTER_ADDR, MASTER_PORT};
 use super::{BootstrapError, Launcher, Placement};
 
 /// The size of NCCL's unique id (`NCCL_UNIQUE_ID_BYTES`).
@@ -84,7 +85,9 @@ impl fmt::Display for Rendezvous {
 
 /// The rendezvous of this job: `NIIN_RENDEZVOUS` when set (looked up through `lookup`);
 /// else niinrun's `NIIN_RENDEZVOUS_DIR` when niinrun started the job; else, for a job of
-/// one process (which exchanges nothing), the temporary directory.
+/// one process (which exchanges nothing) or of processes all on this node, the temporary
+/// directory; else, for torchrun, `tcp:` its master address at the port after
+/// `MASTER_PORT` ([module docs](super#rendezvous)).
 ///
 /// # Errors
 ///
@@ -104,13 +107,42 @@ pub fn rendezvous_from_env(
             return Ok(Rendezvous::Dir(PathBuf::from(dir)));
         }
     }
-    if placement.size == 1 {
+    if placement.size == 1 || placement.local_size == Some(placement.size) {
+        // One process, or every process on this node: a file in the node's temporary
+        // directory, named after the job id (every launcher but niinrun's gives one, or
+        // the launcher's per-node process stands for it: `detect`).
         return Ok(Rendezvous::Dir(std::env::temp_dir()));
+    }
+    if placement.source == Launcher::Torchrun {
+        if let (Some(addr), Some(port)) = (get(MASTER_ADDR), get(MASTER_PORT)) {
+            // torchrun's store listens on MASTER_PORT of rank 0's node; rank 0 listens on the
+            // next port of the same address.
+            let next = port
+                .trim()
+                .parse::<u16>()
+                .ok()
+                .and_then(|p| p.checked_add(1))
+                .ok_or_else(|| BootstrapError::Malformed {
+                    var: MASTER_PORT.into(),
+                    value: port.clone(),
+                    expected: "a TCP port below 65535 (niin-rs's rendezvous takes the next one)",
+                })?;
+            return format!("tcp:{}:{next}", bracketed(addr.trim())).parse();
+        }
     }
     Err(BootstrapError::NoRendezvous {
         launcher: placement.source,
         size: placement.size,
     })
+}
+
+/// `host` for `host:port`: an IPv6 address in brackets, anything else as it is.
+fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
 }
 
 /// Gives every rank of the job the same unique id: rank 0 calls `make` (later
@@ -1039,6 +1071,76 @@ mod tests {
             ..pl(0, 1, None)
         };
         assert!(rendezvous_from_env(lookup(&[]), &single).is_ok());
+    }
+
+    #[test]
+    fn one_node_jobs_and_torchrun_have_a_default_rendezvous() {
+        let lookup = |pairs: &'static [(&'static str, &'static str)]| {
+            let m: HashMap<&str, &str> = pairs.iter().copied().collect();
+            move |k: &str| m.get(k).map(|v| v.to_string())
+        };
+        // Every process on this node (mpirun -np 4 on one host): the temporary directory.
+        let one_node = Placement {
+            source: Launcher::OpenMpi,
+            local_rank: Some(1),
+            local_size: Some(4),
+            ..pl(1, 4, Some("1234"))
+        };
+        assert_eq!(
+            rendezvous_from_env(lookup(&[]), &one_node).unwrap(),
+            Rendezvous::Dir(std::env::temp_dir())
+        );
+        // NIIN_RENDEZVOUS still wins.
+        let set = &[("NIIN_RENDEZVOUS", "dir:/shared/jobs")];
+        assert_eq!(
+            rendezvous_from_env(lookup(set), &one_node).unwrap(),
+            Rendezvous::Dir("/shared/jobs".into())
+        );
+        // Several nodes: torchrun's master address, the port after its store's.
+        let torch = Placement {
+            source: Launcher::Torchrun,
+            local_rank: Some(0),
+            local_size: Some(4),
+            ..pl(5, 8, Some("run"))
+        };
+        let master = &[("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29500")];
+        assert_eq!(
+            rendezvous_from_env(lookup(master), &torch).unwrap(),
+            Rendezvous::Tcp("127.0.0.1:29501".parse().unwrap())
+        );
+        let v6 = &[("MASTER_ADDR", "::1"), ("MASTER_PORT", "29500")];
+        assert_eq!(
+            rendezvous_from_env(lookup(v6), &torch).unwrap(),
+            Rendezvous::Tcp("[::1]:29501".parse().unwrap())
+        );
+        for port in ["65535", "x"] {
+            let pairs: &'static [(&str, &str)] = if port == "x" {
+                &[("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "x")]
+            } else {
+                &[("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "65535")]
+            };
+            let e = rendezvous_from_env(lookup(pairs), &torch).unwrap_err();
+            assert!(
+                matches!(&e, BootstrapError::Malformed { var, value, .. } if var == "MASTER_PORT" && value == port),
+                "{e}"
+            );
+        }
+        // Several nodes, no master address: the error that says what to set.
+        assert!(matches!(
+            rendezvous_from_env(lookup(&[]), &torch),
+            Err(BootstrapError::NoRendezvous { size: 8, .. })
+        ));
+        let two_nodes = Placement {
+            local_size: Some(2),
+            ..one_node
+        };
+        assert!(matches!(
+            rendezvous_from_env(lookup(master), &two_nodes),
+            Err(BootstrapError::NoRendezvous {
+                launcher: Launcher::OpenMpi,
+                size: 4
+            })
+        ));
     }
 
     #[test]
