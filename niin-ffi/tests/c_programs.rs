@@ -351,6 +351,55 @@ fn host_typed_rma_and_atomics_as_cxx() {
     host_rma_clean(2, "host_rma_cxx");
 }
 
+/// A plain `nvshmem_init` under a launcher that gives no job id and no rendezvous
+/// (MPICH Hydra's variables, both processes on this node): the processes find each other
+/// by their common parent, this test (`ppid-<pid>`), with nothing set for niin-rs.
+#[test]
+fn plain_init_on_one_node_needs_no_niin_variables() {
+    let n = 2;
+    let children: Vec<_> = (0..n)
+        .map(|rank| {
+            Command::new(program("host_api"))
+                .arg("env")
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("LD_LIBRARY_PATH", lib_dir())
+                .env("NIIN_TRANSPORT", "mock")
+                .env("NVSHMEM_SYMMETRIC_SIZE", "16M")
+                .env("NIIN_TIMEOUT", "30")
+                .env("PMI_RANK", rank.to_string())
+                .env("PMI_SIZE", n.to_string())
+                .env("MPI_LOCALRANKID", rank.to_string())
+                .env("MPI_LOCALNRANKS", n.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the program starts")
+        })
+        .collect();
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("the program ends"))
+        .collect();
+    for path in launch::mock_transport_paths(&format!("ppid-{}", std::process::id())) {
+        let _ = std::fs::remove_file(path);
+    }
+    for (rank, out) in outputs.iter().enumerate() {
+        let text = format!(
+            "rank {rank}: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{text}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("DONE failures=0") && !stdout.contains("FAIL"),
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn wrong_use_gives_errors_and_one_line_each() {
     for name in ["wrong_use", "wrong_use_cxx"] {
