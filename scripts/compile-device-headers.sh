@@ -71,7 +71,7 @@ host_functions=(nvshmem_my_pe nvshmem_n_pes nvshmem_ptr nvshmem_putmem nvshmem_g
     nvshmem_sync_all nvshmem_barrier nvshmem_team_my_pe nvshmem_signal_fetch nvshmem_int_p
     nvshmem_int_put nvshmem_int_get_nbi nvshmem_int_iput nvshmem_half_iget nvshmem_put64_nbi
     nvshmem_iget128 nvshmem_uint64_atomic_fetch_xor nvshmem_double_atomic_set nvshmem_int_g
-    nvshmem_int_atomic_compare_swap)
+    nvshmem_int_atomic_compare_swap nvshmemx_mc_ptr)
 
 status=0
 last="${!#}"

@@ -66,6 +66,7 @@ pub mod error;
 mod gin_proxy;
 mod heap;
 mod init;
+mod local_buffer;
 pub mod modules;
 mod query;
 mod rma;
@@ -89,6 +90,10 @@ pub use init::{
     nvshmem_finalize, nvshmem_global_exit, nvshmem_init, nvshmem_init_thread, nvshmem_query_thread,
     nvshmemx_get_uniqueid, nvshmemx_hostlib_finalize, nvshmemx_hostlib_init_attr,
     nvshmemx_init_attr, nvshmemx_init_status, nvshmemx_set_attr_uniqueid_args,
+};
+pub use local_buffer::{
+    nvshmemx_buffer_register, nvshmemx_buffer_unregister, nvshmemx_buffer_unregister_all,
+    nvshmemx_mc_ptr,
 };
 pub use modules::{niin_register_module, niin_unregister_module};
 pub use query::{

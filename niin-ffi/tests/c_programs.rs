@@ -427,7 +427,7 @@ fn wrong_use_gives_errors_and_one_line_each() {
                     !function.is_empty()
                         && function
                             .bytes()
-                            .all(|b| b.is_ascii_lowercase() || b == b'_'),
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
                     "{line}"
                 );
                 assert!(!what.trim().is_empty(), "{line}");

@@ -124,6 +124,44 @@ static void while_initialized(void) {
     status = niin_stream_synchronize(0);
     CHECK("stream_still_usable", status == 0, "status %d", status);
 
+    /* Host strided transfers and atomics with bad arguments. */
+    nvshmem_uchar_iput(buf, src, 1, 0, 4, next);
+    EXPECT_ERROR("iput_zero_stride", 1, "-");
+    nvshmem_iget128(src, buf, 1, -1, 1, me);
+    EXPECT_ERROR("iget128_negative_stride", 1, "-");
+    EXPECT_ERROR("atomic_fetch_add_misaligned",
+                 nvshmem_int_atomic_fetch_add((int *)(buf + 2), 1, me) == 0, "not 0");
+    EXPECT_ERROR("atomic_swap_bad_pe", nvshmem_uint64_atomic_swap((uint64_t *)buf, 1, n) == 0,
+                 "not 0");
+    EXPECT_ERROR("g_not_symmetric", nvshmem_int_g(&local, me) == 0, "not 0");
+
+    /* Local buffer registration: NVSHMEM's rules and values. */
+    status = nvshmemx_buffer_register(src, sizeof src);
+    CHECK("buffer_register", status == 0, "status %d", status);
+    status = nvshmemx_buffer_register(src + 4, 8);
+    EXPECT_ERROR("buffer_register_overlap", status == NVSHMEMX_ERROR_INVALID_VALUE, "status %d",
+                 status);
+    status = nvshmemx_buffer_register(NULL, 8);
+    EXPECT_ERROR("buffer_register_null", status == NVSHMEMX_ERROR_INVALID_VALUE, "status %d",
+                 status);
+    status = nvshmemx_buffer_unregister(src + 1);
+    EXPECT_ERROR("buffer_unregister_not_a_start", status == NVSHMEMX_ERROR_INVALID_VALUE,
+                 "status %d", status);
+    status = nvshmemx_buffer_unregister(src);
+    CHECK("buffer_unregister", status == 0, "status %d", status);
+    status = nvshmemx_buffer_unregister(src);
+    EXPECT_ERROR("buffer_unregister_twice", status == NVSHMEMX_ERROR_INVALID_VALUE, "status %d",
+                 status);
+    status = nvshmemx_buffer_register(src, sizeof src);
+    nvshmemx_buffer_unregister_all();
+    status |= nvshmemx_buffer_register(src, sizeof src);
+    CHECK("buffer_unregister_all", status == 0, "status %d", status);
+    nvshmemx_buffer_unregister_all();
+    CHECK("mc_ptr_is_null_without_nvls", nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, buf) == NULL,
+          "not NULL");
+    EXPECT_ERROR("mc_ptr_not_symmetric", nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, &local) == NULL,
+                 "not NULL");
+
     /* Collectives with bad arguments, made by every PE alike: refused before any PE waits. */
     status = nvshmem_int_sum_reduce(NVSHMEM_TEAM_INVALID, (int *)buf, (const int *)buf, 4);
     EXPECT_ERROR("reduce_on_team_invalid", status != 0, "status %d", status);

@@ -39,6 +39,7 @@ __global__ void thread_scope(char *sym, const char *src, size_t n, int pe, int *
     out[0] = nvshmem_my_pe();
     out[1] = nvshmem_n_pes();
     out[2] = nvshmem_ptr(sym, pe) != nullptr;
+    out[2] += nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, sym) != nullptr;
     nvshmem_info_get_version(&major, &minor);
     nvshmemx_vendor_get_version_info(&major, &minor, &patch);
     nvshmem_info_get_name(name);
@@ -163,7 +164,11 @@ int host_side(char *sym, const char *src, size_t n, int pe) {
     nvshmem_quiet();
     nvshmem_barrier_all();
     nvshmem_sync_all();
-    return nvshmem_my_pe() + nvshmem_n_pes() + (nvshmem_ptr(sym, pe) != nullptr) + major + minor +
+    nvshmemx_buffer_register(const_cast<char *>(src), n);
+    nvshmemx_buffer_unregister(const_cast<char *>(src));
+    nvshmemx_buffer_unregister_all();
+    return nvshmem_my_pe() + nvshmem_n_pes() + (nvshmem_ptr(sym, pe) != nullptr) +
+           (nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, sym) != nullptr) + major + minor +
            patch + nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD) + nvshmem_barrier(NVSHMEM_TEAM_WORLD) +
            static_cast<int>(nvshmem_signal_fetch(reinterpret_cast<uint64_t *>(sym))) +
            nvshmem_int_g(isym, pe) + nvshmem_int_atomic_compare_swap(isym, 1, 2, pe);

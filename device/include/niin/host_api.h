@@ -320,15 +320,24 @@ int nvshmemx_culibrary_finalize(CUlibrary library);
 
 /* ---- user buffers in the symmetric address space ---------------------------------- */
 
-/* NVSHMEM 3.4.5 maps a CUDA VMM allocation (cuMemCreate) of this PE's device into its
- * symmetric heap's address range and returns that alias (collective: same size on every
- * PE; flags must be 0). niin-rs cannot do that yet on either transport: the symmetric heap
- * is one NCCL window (or one shared-memory file on the mock), which cannot take in another
- * allocation. Both calls take part in the collective (a barrier) and fail: register
- * returns NULL and unregister NVSHMEMX_ERROR_INVALID_VALUE, each after a NIIN: line that
- * says why. */
+/* A CUDA VMM allocation (cuMemCreate) of this PE's device made symmetric (collective: the
+ * same size on every PE; flags must be 0): the returned alias is an address of the
+ * symmetric address space that every operation takes (NCCL transport, worlds of LSA peers;
+ * the mock refuses). NULL, or NVSHMEMX_ERROR_INVALID_VALUE from unregister, after a NIIN:
+ * line that says why (niin-ffi's symmetric_buffer.rs). */
 void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
 int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
+
+/* A local buffer registered as the local side of RMA (not collective): 0, or
+ * NVSHMEMX_ERROR_INVALID_VALUE for NULL, 0 bytes or an overlap with a registered buffer;
+ * unregister takes the start of a registered buffer. niin-rs's transports take any local
+ * memory as that side, so registration changes no transfer (niin-ffi's local_buffer.rs). */
+int nvshmemx_buffer_register(void *addr, size_t length);
+int nvshmemx_buffer_unregister(void *addr);
+void nvshmemx_buffer_unregister_all(void);
+/* The NVLink-multicast address of symmetric `ptr` for `team`: NULL (the host library maps
+ * no multicast address; NULL is NVSHMEM's answer for a team without multicast). */
+NIIN_HOSTDEVICE void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr);
 
 /* ---- niin-rs extensions ------------------------------------------------------------ */
 

@@ -13,6 +13,12 @@
  *                                        `ptr` for this PE, NCCL's LSA peer pointer for an
  *                                        LSA peer, NULL for other PEs and for addresses
  *                                        outside the symmetric heap
+ *   nvshmemx_mc_ptr(team, ptr)           NVLink-multicast address of symmetric `ptr` for
+ *                                        `team`: NCCL's multimem pointer where this
+ *                                        module's devComm has the LSA team's multimem
+ *                                        handle (NVLS) and `team` is that whole LSA team;
+ *                                        NULL otherwise (as NVSHMEM answers for a team
+ *                                        without multicast; the host side always NULL)
  *   nvshmem_info_get_version/_name,      constants (niin/types.h), as on the host
  *   nvshmemx_vendor_get_version_info
  *   nvshmem_team_my_pe/_n_pes,           any team: WORLD and SHARED / NODE (the LSA team)
@@ -35,6 +41,7 @@ NIIN_BEGIN_C_DECLS
 NIIN_HOSTDEVICE int nvshmem_my_pe(void);
 NIIN_HOSTDEVICE int nvshmem_n_pes(void);
 NIIN_HOSTDEVICE void *nvshmem_ptr(const void *ptr, int pe);
+NIIN_HOSTDEVICE void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr);
 NIIN_HOSTDEVICE void nvshmem_info_get_version(int *major, int *minor);
 NIIN_HOSTDEVICE void nvshmem_info_get_name(char *name);
 NIIN_HOSTDEVICE void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch);

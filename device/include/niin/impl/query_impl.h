@@ -74,6 +74,21 @@ NIIN_DEVICE_HD void *nvshmem_ptr(const void *ptr, int pe) {
     return niin::detail::lsa_address(c, ptr, pe);
 }
 
+NIIN_DEVICE_HD void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr) {
+    const niin_device_context &c = niin::detail::context("nvshmemx_mc_ptr");
+    niin::detail::DeviceTeamView t;
+    if (team == NVSHMEM_TEAM_INVALID || !niin::detail::device_team(c, team, &t)) return nullptr;
+    /* The multimem address stands for the heap's window on every PE of the LSA team. */
+    if (!c.has_dev_comm || c.dev_comm.lsaMultimem.mcBasePtr == nullptr ||
+        !niin::detail::in_heap(c, ptr, 1))
+        return nullptr;
+    if (t.stride != 1 || t.size != c.lsa_size || t.size != c.dev_comm.lsaSize ||
+        niin::detail::lsa_index(c, t.start) != 0)
+        return nullptr;
+    const size_t offset = static_cast<size_t>(static_cast<const char *>(ptr) - c.heap_base);
+    return ncclGetLsaMultimemPointer(c.window, offset, c.dev_comm);
+}
+
 NIIN_DEVICE_HD void nvshmem_info_get_version(int *major, int *minor) {
     *major = NVSHMEM_MAJOR_VERSION;
     *minor = NVSHMEM_MINOR_VERSION;
