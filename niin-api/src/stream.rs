@@ -12,11 +12,11 @@
 //! heap.) Raw-pointer forms are the `unsafe` methods of `niin_transport::Transport`.
 
 use niin_teams::TeamId;
-use niin_transport::{Cmp, Order, SignalOp, StreamHandle, SymAddr, Transport};
+use niin_transport::{Cmp, DeferredWait, Order, SignalOp, StreamHandle, SymAddr, Transport};
 
 use crate::buffer::SymSlice;
 use crate::error::{Error, Result};
-use crate::ordered::Local;
+use crate::ordered::{Local, wait_kind};
 use crate::types::{RmaType, WaitType};
 use crate::world::World;
 
@@ -351,6 +351,46 @@ impl Stream<'_> {
     ) -> Result<()> {
         self.world
             .wait_until_all_vector_in(self.order(), ivars, status, cmp, values)
+    }
+
+    /// Enqueues `wait_until_all` with its arrays read when the stream reaches the wait, as
+    /// NVSHMEM's `nvshmemx_<T>_wait_until_all[_vector]_on_stream` read them on the device:
+    /// every word of `ivars` whose `status` entry is 0 (every word where `status` is null)
+    /// must satisfy `word <cmp> want`, `want` the word's entry of `values` (where not null),
+    /// else `value`.
+    ///
+    /// # Safety
+    /// `status` (`ivars.len()` `i32`s) and `values` (`ivars.len()` elements), where not
+    /// null, must be memory the transport's stream work can read (device memory, or memory
+    /// the device can read, on a GPU; host memory on the mock), aligned, and stay so until
+    /// the stream has run the wait; only earlier work of the stream may change them.
+    pub unsafe fn wait_until_all_deferred<T: WaitType>(
+        &self,
+        ivars: SymSlice<T>,
+        status: *const i32,
+        cmp: Cmp,
+        (value, values): (T, *const T),
+    ) -> Result<()> {
+        let w = self.world;
+        w.check_live()?;
+        w.check_sym(&ivars)?;
+        let arrays = DeferredWait {
+            status: status as u64,
+            values: values as u64,
+            value: value.to_bits(),
+        };
+        // SAFETY: forwarded from this function's contract.
+        let r = unsafe {
+            w.inner.transport.wait_until_all_deferred(
+                self.handle,
+                SymAddr(ivars.offset),
+                ivars.len(),
+                wait_kind::<T>(),
+                cmp,
+                arrays,
+            )
+        };
+        w.transport_result(r)
     }
 
     /// Enqueues a barrier over `team` (`nvshmemx_barrier_on_stream`).

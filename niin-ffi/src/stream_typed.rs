@@ -299,6 +299,106 @@ pub mod wait_until {
     niin_api::for_each_nvshmem_type! { wait_entries }
 }
 
+/// Enqueues the wait of this PE's `nelems` words at `ivars` with the `status` and `values`
+/// arrays read when the stream reaches it ([`niin_api::Stream::wait_until_all_deferred`]).
+///
+/// # Safety
+/// As that function's, for `nelems` entries.
+unsafe fn wait_all_elems<T: WaitType>(
+    (ivars, nelems): (*const c_void, usize),
+    status: *const c_int,
+    cmp: c_int,
+    (value, values): (T, *const T),
+    cstrm: CudaStream,
+) -> FfiResult<()> {
+    on_stream(cstrm, |w, s| {
+        let cmp = convert::cmp(cmp)?;
+        let ivars = convert::elements::<T>(w, ivars, nelems, "ivars")?;
+        // SAFETY: this function's contract.
+        Ok(unsafe { s.wait_until_all_deferred(ivars, status, cmp, (value, values)) }?)
+    })
+}
+
+/// `nvshmemx_<T>_wait_until_all_on_stream` and `_all_vector_on_stream` for the wait types.
+macro_rules! wait_all_entries {
+    ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
+        if_wait_type!([$($list),*]
+            impl_wait_all_entries!($name, $t);
+        );
+    )*};
+}
+
+macro_rules! impl_wait_all_entries {
+    ($name:ident, $t:ty) => {
+        #[doc = concat!("`", c_name!(typed $name, "wait_until_all", "", ""), "`: enqueues a wait: \
+                         the stream's later operations run once every word of this PE's \
+                         symmetric `ivars` whose `status` entry is 0 (every word where `status` \
+                         is NULL) satisfies `word <cmp> cmp_value`. `status` is read on the \
+                         device when the stream gets there, as NVSHMEM's is.")]
+        ///
+        /// # Safety
+        /// `status`, where not NULL, is `nelems` `int`s of device-readable memory (host
+        /// memory on the mock) that stays valid until the stream has run the wait.
+        #[unsafe(export_name = c_name!(typed $name, "wait_until_all", "", ""))]
+        pub unsafe extern "C" fn $name(
+            ivars: *mut $t,
+            nelems: usize,
+            status: *const c_int,
+            cmp: c_int,
+            cmp_value: $t,
+            cstrm: CudaStream,
+        ) {
+            value_call(c_name!(typed $name, "wait_until_all", "", ""), (), || {
+                // SAFETY: this entry's contract.
+                unsafe {
+                    wait_all_elems::<$t>((ivars.cast(), nelems), status, cmp,
+                                         (cmp_value, std::ptr::null()), cstrm)
+                }
+            })
+        }
+
+        #[doc = concat!("`", c_name!(typed $name, "wait_until_all_vector", "", ""), "`.")]
+        pub mod $name {
+            use super::*;
+
+            #[doc = concat!("`", c_name!(typed $name, "wait_until_all_vector", "", ""), "`: as \
+                             `", c_name!(typed $name, "wait_until_all", "", ""), "` with word \
+                             `i` compared with `cmp_values[i]`; both arrays are read on the \
+                             device when the stream gets there.")]
+            ///
+            /// # Safety
+            /// `status` (where not NULL) and `cmp_values` are `nelems` entries of
+            /// device-readable memory (host memory on the mock) that stay valid until the
+            /// stream has run the wait.
+            #[unsafe(export_name = c_name!(typed $name, "wait_until_all_vector", "", ""))]
+            pub unsafe extern "C" fn vector(
+                ivars: *mut $t,
+                nelems: usize,
+                status: *const c_int,
+                cmp: c_int,
+                cmp_values: *mut $t,
+                cstrm: CudaStream,
+            ) {
+                value_call(c_name!(typed $name, "wait_until_all_vector", "", ""), (), || {
+                    convert::local(cmp_values, nelems, "cmp_values")?;
+                    // SAFETY: this entry's contract.
+                    unsafe {
+                        wait_all_elems::<$t>((ivars.cast(), nelems), status, cmp,
+                                             (<$t>::default(), cmp_values.cast_const()), cstrm)
+                    }
+                })
+            }
+        }
+    };
+}
+
+/// The `wait_until_all` entries, one function per wait type (named after it), and its
+/// `_vector` form in a module of the same name.
+pub mod wait_until_all {
+    use super::*;
+    niin_api::for_each_nvshmem_type! { wait_all_entries }
+}
+
 /// The sized forms: element sizes 1, 2, 4, 8 and 16 bytes.
 macro_rules! sized_modules {
     ($(($module:ident, $bits:literal, $t:ty, $run:expr)),* $(,)?) => {$(

@@ -261,6 +261,11 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
             "typed wait_until _on_stream checks:\n{text}"
         );
         assert_eq!(
+            out.matches("PASS wait_until_all_on_stream_").count(),
+            14,
+            "typed wait_until_all[_vector] _on_stream checks:\n{text}"
+        );
+        assert_eq!(
             out.matches("PASS p_g_on_stream_").count(),
             23,
             "typed p/g _on_stream checks:\n{text}"

@@ -28,8 +28,8 @@ pub use coll::{CollKind, Collective, Elem, ReduceOp};
 pub use error::{Result, TransportError};
 pub use mock::{MockConfig, MockTransport, MockWorld};
 pub use ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
-    WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
+    TeamSync, WaitKind, Width,
 };
 pub use router::{Providers, RouteKind, Routed, Router};
 pub use transport::Transport;

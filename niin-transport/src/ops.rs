@@ -117,6 +117,21 @@ pub struct Scalar {
     pub width: Width,
 }
 
+/// The arrays of a stream-ordered `wait_until_all` that NVSHMEM's `_on_stream` forms read
+/// where they lie when the stream reaches the wait, not at the call
+/// ([`crate::Transport::wait_until_all_deferred`]): addresses in this process (device
+/// memory, or memory the device can read, on a GPU transport; host memory on the mock), 0
+/// where absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeferredWait {
+    /// `nelems` `i32`s: word `i` is skipped where `status[i]` is non-zero; 0: none skipped.
+    pub status: u64,
+    /// `nelems` values of the words' type, one per word; 0: every word with `value`.
+    pub values: u64,
+    /// The value of every word when `values` is 0.
+    pub value: u64,
+}
+
 /// The interpretation of a waited-on word: its width and whether it is signed.
 /// NVSHMEM's wait types are integers of 2, 4 or 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

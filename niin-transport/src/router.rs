@@ -14,8 +14,8 @@ use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::mock::MockTransport;
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
-    WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
+    TeamSync, WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -470,6 +470,22 @@ impl Transport for Routed {
     ) -> Result<()> {
         self.primary()
             .wait_until_all_vector(order, ivars, kind, status, cmp, values)
+    }
+
+    unsafe fn wait_until_all_deferred(
+        &self,
+        stream: StreamHandle,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        cmp: Cmp,
+        arrays: DeferredWait,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.primary()
+                .wait_until_all_deferred(stream, ivars, nelems, kind, cmp, arrays)
+        }
     }
 
     fn atomic(

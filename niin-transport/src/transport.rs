@@ -19,8 +19,8 @@ use enum_dispatch::enum_dispatch;
 use crate::coll::Collective;
 use crate::error::Result;
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
-    WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
+    TeamSync, WaitKind, Width,
 };
 
 /// The refusal of the registration defaults of [`Transport`].
@@ -226,6 +226,26 @@ pub trait Transport {
         status: Option<&[i32]>,
         cmp: Cmp,
         values: &[u64],
+    ) -> Result<()>;
+
+    /// The stream-ordered `wait_until_all` / `_vector` of NVSHMEM's `_on_stream` forms:
+    /// enqueues on `stream` a wait for every word of the `nelems` words at `ivars` that
+    /// `arrays.status` does not skip to satisfy `word <cmp> want` (`arrays.values[i]`, else
+    /// `arrays.value`), reading both arrays where they lie when the stream reaches the wait.
+    ///
+    /// # Safety
+    /// The arrays of `arrays` (where not 0) must be readable by the transport's stream work,
+    /// aligned (`status` to 4 bytes, `values` to the word's width), and stay so, unchanged
+    /// but by earlier work of the stream, until the stream has run the wait.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn wait_until_all_deferred(
+        &self,
+        stream: StreamHandle,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        cmp: Cmp,
+        arrays: DeferredWait,
     ) -> Result<()>;
 
     /// Remote atomic `op` on the `width` word (4 or 8 bytes, aligned) at `addr` in

@@ -375,6 +375,34 @@ static void rma_checks(int me, int n) {
     } while (0);
     NIIN_FOR_EACH_WAIT_TYPE(WAIT_CHECK)
 #undef WAIT_CHECK
+    /* wait_until_all and its vector form on the stream, the 14 wait types: this PE's stream
+     * stores mark into words 0 and 2 of its own buf; word 1 stays 0 and is excluded by
+     * status (read on the device when the stream gets there), so both waits complete. */
+#define WAIT_ALL_CHECK(NAME, TYPE)                                                           \
+    do {                                                                                     \
+        TYPE mark = (TYPE)(60 + ++signal_checks), zeros[3] = {0, 0, 0}, want[3];             \
+        int st[3] = {0, 1, 0};                                                               \
+        want[0] = mark;                                                                      \
+        want[1] = (TYPE)99;                                                                  \
+        want[2] = mark;                                                                      \
+        nvshmem_barrier_all();                                                               \
+        copy_in(buf, zeros, sizeof zeros);                                                   \
+        copy_in(dst, st, sizeof st);                                                         \
+        copy_in(dst2, want, sizeof want);                                                    \
+        nvshmemx_##NAME##_p_on_stream((TYPE *)buf, mark, me, stream);                        \
+        nvshmemx_##NAME##_p_on_stream((TYPE *)buf + 2, mark, me, stream);                    \
+        nvshmemx_##NAME##_wait_until_all_on_stream((TYPE *)buf, 3, (const int *)dst,         \
+                                                   NVSHMEM_CMP_EQ, mark, stream);            \
+        nvshmemx_##NAME##_wait_until_all_vector_on_stream((TYPE *)buf, 3, (const int *)dst,  \
+                                                          NVSHMEM_CMP_EQ, (TYPE *)dst2,      \
+                                                          stream);                           \
+        nvshmemx_##NAME##_wait_until_all_on_stream((TYPE *)buf, 3, NULL, NVSHMEM_CMP_GE,     \
+                                                   (TYPE)0, stream);                         \
+        status = stream_sync(stream);                                                        \
+        CHECK("wait_until_all_on_stream_" #NAME, status == 0, "status %d", status);          \
+    } while (0);
+    NIIN_FOR_EACH_WAIT_TYPE(WAIT_ALL_CHECK)
+#undef WAIT_ALL_CHECK
 #undef SIZED_CHECK
 #undef TYPED_CHECK
 #undef SIGNAL_CHECK

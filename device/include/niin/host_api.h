@@ -231,6 +231,20 @@ NIIN_FOR_EACH_RMA_SIZE(NIIN_DECLARE_SIZED_STREAM_RMA)
                                                 cudaStream_t cstream);
 NIIN_FOR_EACH_WAIT_TYPE(NIIN_DECLARE_WAIT_ON_STREAM)
 #undef NIIN_DECLARE_WAIT_ON_STREAM
+/* ... for every word of `ivars` whose `status` entry is 0 (every word where `status` is
+ * NULL), against `cmp_value` or `cmp_values[i]`. `status` and `cmp_values` are read where
+ * they lie when the stream gets to the wait (device memory, or memory the device can read;
+ * host memory on the mock), as NVSHMEM's are. */
+#define NIIN_DECLARE_WAIT_ALL_ON_STREAM(NAME, TYPE)                                            \
+    void nvshmemx_##NAME##_wait_until_all_on_stream(TYPE *ivars, size_t nelems,              \
+                                                    const int *status, int cmp,              \
+                                                    TYPE cmp_value, cudaStream_t cstream);   \
+    void nvshmemx_##NAME##_wait_until_all_vector_on_stream(TYPE *ivars, size_t nelems,       \
+                                                           const int *status, int cmp,       \
+                                                           TYPE *cmp_values,                 \
+                                                           cudaStream_t cstream);
+NIIN_FOR_EACH_WAIT_TYPE(NIIN_DECLARE_WAIT_ALL_ON_STREAM)
+#undef NIIN_DECLARE_WAIT_ALL_ON_STREAM
 #undef NIIN_DECLARE_SIZED_STREAM_RMA
 #undef NIIN_DECLARE_TYPED_STREAM_RMA
 #undef NIIN_DECLARE_STREAM_RMA

@@ -182,8 +182,8 @@ pub struct WaitSpec {
     pub cmp: Cmp,
     /// The value compared with, in the low `width_bytes` bytes (when `values` is 0).
     pub value: u64,
-    /// Device address of `nelems` `u64`s, one value per word (low `width_bytes` bytes
-    /// used), or 0 to compare every word with `value`.
+    /// Device address of `nelems` values of `width_bytes` bytes each (the words' type),
+    /// one per word, or 0 to compare every word with `value`.
     pub values: u64,
     /// Device address of `nelems` `i32`s; word `i` is excluded where `status[i] != 0`.
     /// 0: no word is excluded.
@@ -234,7 +234,7 @@ impl WaitSpec {
             });
         }
         if self.values != 0 {
-            check_word("wait", "values", self.values, 8)?;
+            check_word("wait", "values", self.values, self.width_bytes)?;
         }
         if self.status != 0 {
             check_word("wait", "status", self.status, 4)?;
@@ -690,8 +690,23 @@ mod tests {
         }));
         assert!(bad(WaitSpec { addr: 0x1002, ..ok }));
         assert!(bad(WaitSpec { addr: 0, ..ok }));
+        // The values array has the words' width: 4-aligned is fine for 4-byte words, not
+        // for 8-byte ones.
+        assert_eq!(
+            WaitSpec {
+                values: 0x2004,
+                ..ok
+            }
+            .validate(),
+            Ok(())
+        );
+        assert!(bad(WaitSpec {
+            values: 0x2002,
+            ..ok
+        }));
         assert!(bad(WaitSpec {
             values: 0x2004,
+            width_bytes: 8,
             ..ok
         }));
         assert!(bad(WaitSpec {

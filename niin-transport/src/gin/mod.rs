@@ -113,7 +113,8 @@ use crate::cuda::Device;
 use crate::error::{Result, TransportError};
 use crate::nccl::{Comm, HOST_RMA_VERSION, NcclVersion, Window};
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync, WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSync,
+    WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -838,6 +839,18 @@ impl Transport for GinTransport {
         _values: &[u64],
     ) -> Result<()> {
         Err(self.pe_less("wait_until_all_vector"))
+    }
+
+    unsafe fn wait_until_all_deferred(
+        &self,
+        _stream: StreamHandle,
+        _ivars: SymAddr,
+        _nelems: usize,
+        _kind: WaitKind,
+        _cmp: Cmp,
+        _arrays: DeferredWait,
+    ) -> Result<()> {
+        Err(self.pe_less("wait_until_all_on_stream"))
     }
 
     fn atomic(

@@ -96,8 +96,8 @@ use crate::cuda::{
 use crate::error::{Result, TransportError};
 use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
-    WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
+    TeamSync, WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -156,6 +156,23 @@ fn same_on_every_pe(
 /// in the high half, arrivals in the low half; used at the team's PE 0) and two
 /// stream-barrier counters (`stream_barrier.rs`).
 pub const MAX_BARRIER_TEAMS: usize = 4096;
+
+/// `values` as consecutive `width`-byte little-endian words (each value's low bytes), in
+/// 8-byte units for the copy: the layout of the wait kernel's `values` array.
+fn pack_words(values: &[u64], width: usize) -> Vec<u64> {
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|v| v.to_le_bytes().into_iter().take(width))
+        .collect();
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect()
+}
 
 /// What a wait compares each word with.
 #[derive(Clone, Copy)]
@@ -766,7 +783,7 @@ impl LsaTransport {
                 };
                 let (value, values_dev) = match values {
                     Targets::One(v) => (v, 0),
-                    Targets::Each(vs) => (0, self.device_copy_of(order, s, vs)?),
+                    Targets::Each(vs) => (0, self.device_copy_of(order, s, &pack_words(vs, w))?),
                 };
                 let spec = WaitSpec {
                     addr,
@@ -1134,6 +1151,51 @@ impl Transport for LsaTransport {
         )
     }
 
+    unsafe fn wait_until_all_deferred(
+        &self,
+        stream: StreamHandle,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        cmp: Cmp,
+        arrays: DeferredWait,
+    ) -> Result<()> {
+        self.live()?;
+        let op = if arrays.values == 0 {
+            "wait_until_all"
+        } else {
+            "wait_until_all_vector"
+        };
+        let w = kind.width.bytes();
+        if !matches!(kind.width, Width::W2 | Width::W4 | Width::W8) {
+            return Err(TransportError::BadWidth { op, bytes: w });
+        }
+        Self::check_aligned(ivars, w)?;
+        let addr = self.remote(self.pe, ivars, (nelems * w) as u64)?;
+        if nelems == 0 {
+            return Ok(());
+        }
+        let order = Order::Stream(stream);
+        self.on(order, |s| {
+            // The arrays go to the kernel as they are: it reads them when it runs.
+            let spec = WaitSpec {
+                addr,
+                nelems,
+                width_bytes: w,
+                signed: kind.signed,
+                cmp,
+                value: arrays.value,
+                values: arrays.values,
+                status: arrays.status,
+                timeout_ns: self.timeout.as_nanos() as u64,
+            };
+            // SAFETY: the words are checked heap memory; the arrays are the caller's
+            // contract (device-readable until the stream has run the wait). `validate`
+            // checks their alignment.
+            unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+        })
+    }
+
     fn atomic(
         &self,
         pe: usize,
@@ -1238,5 +1300,25 @@ impl Transport for LsaTransport {
             .clear();
         self.registered.clear();
         synced
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pack_words;
+
+    #[test]
+    fn wait_values_are_packed_at_the_words_width() {
+        // 2-byte words: the low 2 bytes of each value, back to back.
+        assert_eq!(
+            pack_words(&[0x1111_2222, 0x3333, 0xffff_4444, 0x5555, 0x6666], 2),
+            vec![0x5555_4444_3333_2222, 0x6666]
+        );
+        assert_eq!(
+            pack_words(&[1, u64::MAX, 3], 4),
+            vec![0xffff_ffff_0000_0001, 3]
+        );
+        assert_eq!(pack_words(&[7, 8], 8), vec![7, 8]);
+        assert!(pack_words(&[], 4).is_empty());
     }
 }

@@ -120,8 +120,8 @@ use self::wait::WaitSet;
 use crate::coll::{self, CollMemory, Collective};
 use crate::error::{Result, TransportError};
 use crate::ops::{
-    AmoOp, Cmp, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit, TeamSync,
-    WaitKind, Width,
+    AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
+    TeamSync, WaitKind, Width,
 };
 use crate::transport::Transport;
 
@@ -619,6 +619,53 @@ impl Transport for MockTransport {
             |i| values[i],
         )?;
         self.run(order, move |core| {
+            set.wait(&core.region, core.pe, core.config.timeout)
+        })
+    }
+
+    unsafe fn wait_until_all_deferred(
+        &self,
+        stream: StreamHandle,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+        cmp: Cmp,
+        arrays: DeferredWait,
+    ) -> Result<()> {
+        self.live()?;
+        let op = if arrays.values == 0 {
+            "wait_until_all"
+        } else {
+            "wait_until_all_vector"
+        };
+        // The words now (an error at the call); the arrays when the stream gets there.
+        WaitSet::new(
+            op,
+            self.region(),
+            self.core.pe,
+            ivars,
+            nelems,
+            kind,
+            None,
+            cmp,
+            |_| 0,
+        )?;
+        wait::check_deferred(op, &arrays, kind)?;
+        self.run(Order::Stream(stream), move |core| {
+            // SAFETY: the caller's contract: the arrays are readable, aligned and unchanged
+            // until the stream has run this job.
+            let (status, values) = unsafe { wait::read_deferred(&arrays, nelems, kind) };
+            let set = WaitSet::new(
+                op,
+                &core.region,
+                core.pe,
+                ivars,
+                nelems,
+                kind,
+                status.as_deref(),
+                cmp,
+                |i| values.as_ref().map_or(arrays.value, |v| v[i]),
+            )?;
             set.wait(&core.region, core.pe, core.config.timeout)
         })
     }

@@ -18,7 +18,7 @@ use super::atomics;
 use super::peers;
 use super::region::Region;
 use crate::error::{Result, TransportError};
-use crate::ops::{Cmp, SymAddr, WaitKind};
+use crate::ops::{Cmp, DeferredWait, SymAddr, WaitKind};
 
 /// How often a waiter checks for gone peers.
 pub(crate) const GONE_CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -118,6 +118,59 @@ fn show(kind: WaitKind, raw: u64) -> String {
     } else {
         (raw & kind.width.mask()).to_string()
     }
+}
+
+/// Checks the arrays of a deferred wait at the call: `status` aligned to 4 bytes, `values`
+/// to the word's width (their contents are read when the stream gets to the wait).
+pub(crate) fn check_deferred(
+    op: &'static str,
+    arrays: &DeferredWait,
+    kind: WaitKind,
+) -> Result<()> {
+    for (addr, align, what) in [
+        (arrays.status, 4, "status"),
+        (arrays.values, kind.width.bytes() as u64, "cmp_values"),
+    ] {
+        if addr % align != 0 {
+            return Err(TransportError::BadArgument {
+                op,
+                what: format!("{what} at {addr:#x} is not aligned to {align} bytes"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Reads the arrays of a deferred wait: the `nelems` statuses and the `nelems` values of the
+/// words' width (each zero-extended, as `WaitSet` takes them), where given.
+///
+/// # Safety
+/// Where not 0, `arrays.status` must point to `nelems` readable, aligned `i32`s and
+/// `arrays.values` to `nelems` readable, aligned words of `kind`'s width.
+pub(crate) unsafe fn read_deferred(
+    arrays: &DeferredWait,
+    nelems: usize,
+    kind: WaitKind,
+) -> (Option<Vec<i32>>, Option<Vec<u64>>) {
+    let status = (arrays.status != 0).then(|| {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(arrays.status as *const i32, nelems) }.to_vec()
+    });
+    let width = kind.width.bytes();
+    let values = (arrays.values != 0).then(|| {
+        // SAFETY: the caller's contract: `nelems * width` readable bytes.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(arrays.values as *const u8, nelems * width) };
+        bytes
+            .chunks_exact(width)
+            .map(|w| {
+                let mut b = [0u8; 8];
+                b[..width].copy_from_slice(w);
+                u64::from_le_bytes(b)
+            })
+            .collect()
+    });
+    (status, values)
 }
 
 /// A send-able pointer to a checked heap word (the first of a [`WaitSet`]).

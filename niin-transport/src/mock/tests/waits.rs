@@ -326,3 +326,100 @@ fn wait_rejects_bad_width_range_and_alignment() {
     );
     assert!(e.is_err());
 }
+
+/// The `_on_stream` forms read their status and value arrays when the stream reaches the
+/// wait: arrays changed after the call (before the stream got there) are the ones used.
+#[test]
+fn deferred_waits_read_their_arrays_when_the_stream_gets_there() {
+    use crate::ops::{DeferredWait, SignalOp, StreamHandle};
+    let w = world(1, short(2_000));
+    let s: StreamHandle = w[0].stream_create().unwrap();
+    let kind = WaitKind {
+        width: Width::W4,
+        signed: true,
+    };
+    // Words 0..3 at heap+256 (4 bytes each): 5, 0, 7. A gate at heap+0 holds the stream.
+    for (i, v) in [5u64, 0, 7].into_iter().enumerate() {
+        w[0].p(
+            Order::Now,
+            0,
+            SymAddr(256 + 4 * i as u64),
+            Scalar {
+                bits: v,
+                width: Width::W4,
+            },
+        )
+        .unwrap();
+    }
+    w[0].wait_until(Order::Stream(s), SymAddr(0), WaitKind::SIGNAL, Cmp::Eq, 1)
+        .unwrap();
+    // At the call: word 1 (0) is not excluded and its value 9 is never reached.
+    let mut status = vec![0i32, 0, 0];
+    let status_ptr = status.as_mut_ptr();
+    let values = vec![5i32, 9, 7];
+    let arrays = DeferredWait {
+        status: status_ptr as u64,
+        values: values.as_ptr() as u64,
+        value: 0,
+    };
+    // SAFETY: both arrays live until after the stream is synchronized below, and are
+    // changed only before the gate opens (the stream has not read them yet).
+    unsafe { w[0].wait_until_all_deferred(s, SymAddr(256), 3, kind, Cmp::Eq, arrays) }.unwrap();
+    // Changed before the stream gets there: word 1 excluded.
+    let word1 = status_ptr.wrapping_add(1);
+    // SAFETY: the stream is held at the gate, so nothing reads the array now.
+    unsafe { word1.write_volatile(1) };
+    w[0].signal_op(Order::Now, 0, SymAddr(0), 1, SignalOp::Set)
+        .unwrap();
+    w[0].stream_synchronize(s).unwrap();
+
+    // Read at run time too: values changed to what words 0 and 2 are not makes it time out,
+    // naming the word.
+    let w2 = world(1, short(200));
+    let s2 = w2[0].stream_create().unwrap();
+    w2[0]
+        .p(
+            Order::Now,
+            0,
+            SymAddr(256),
+            Scalar {
+                bits: 5,
+                width: Width::W4,
+            },
+        )
+        .unwrap();
+    w2[0]
+        .wait_until(Order::Stream(s2), SymAddr(0), WaitKind::SIGNAL, Cmp::Eq, 1)
+        .unwrap();
+    let mut values2 = vec![5i32];
+    let values2_ptr = values2.as_mut_ptr();
+    let arrays2 = DeferredWait {
+        status: 0,
+        values: values2_ptr as u64,
+        value: 0,
+    };
+    // SAFETY: as above.
+    unsafe { w2[0].wait_until_all_deferred(s2, SymAddr(256), 1, kind, Cmp::Eq, arrays2) }.unwrap();
+    // SAFETY: the stream is held at the gate.
+    unsafe { values2_ptr.write_volatile(6) };
+    w2[0]
+        .signal_op(Order::Now, 0, SymAddr(0), 1, SignalOp::Set)
+        .unwrap();
+    let e = w2[0].stream_synchronize(s2).unwrap_err().to_string();
+    assert!(
+        e.contains("wait_until_all_vector") && e.contains("EQ 6"),
+        "{e}"
+    );
+    // Misaligned arrays are refused at the call, by name.
+    let bad = DeferredWait {
+        status: 2,
+        values: 0,
+        value: 0,
+    };
+    // SAFETY: refused before anything is read.
+    let e = unsafe { w2[0].wait_until_all_deferred(s2, SymAddr(256), 1, kind, Cmp::Eq, bad) }
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("status at 0x2 is not aligned"), "{e}");
+    drop((status, values, values2));
+}
