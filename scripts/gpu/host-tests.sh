@@ -4,7 +4,9 @@
 #
 #   1. the NCCL loader against the image's NCCL 2.28.3 and the 2.31.2 bundle;
 #   2. the C host-API conformance program (tests/c, NVSHMEM API only) with 1 PE on
-#      NCCL 2.28.3 and with 2 and 4 PEs on one GPU on NCCL 2.31.2;
+#      NCCL 2.28.3 and with 2 and 4 PEs on one GPU on NCCL 2.31.2 (also a plain
+#      nvshmem_init under mpirun), host_rma.c (typed RMA, atomics) and graph_capture.c
+#      (stream operations in a CUDA graph) with 2 and 4 PEs;
 #   3. the Rust conformance checks (tests/src/checks.rs, through check_worker) on the NCCL
 #      transport, same PE counts;
 #   4. putmem_on_stream bandwidth, niin-rs and NVSHMEM 3.4.5 side by side, 2 PEs.
@@ -53,6 +55,8 @@ build() { # out, source, extra...
     nvcc $CUFLAGS -x cu "$src" -o "/tmp/niin-t/$out" "$@" || row "build $out" FAIL
 }
 build host_api tests/c/host_api.c -DNIIN_TEST_CUDA -I"$NH/include" -Itests/c -L"$NH/lib" -lnvshmem_host -Xlinker -rpath="$NH/lib"
+build host_rma tests/c/host_rma.c -DNIIN_TEST_CUDA -DNIIN_TEST_FP16 -I"$NH/include" -Itests/c -L"$NH/lib" -lnvshmem_host -Xlinker -rpath="$NH/lib"
+build graph_capture tests/c/graph_capture.c -DNIIN_TEST_CUDA -I"$NH/include" -Itests/c -L"$NH/lib" -lnvshmem_host -Xlinker -rpath="$NH/lib"
 build host_api_mpi tests/c/host_api.c -DNIIN_TEST_CUDA -DNIIN_HAS_MPI $(mpicc --showme:compile) -DOMPI_SKIP_MPICXX=1 \
     -I"$NH/include" -Itests/c -L"$NH/lib" -lnvshmem_host $(mpicc --showme:link) -Xlinker -rpath="$NH/lib"
 build bw_niin tests/gpu/putmem_bw.cu -I"$NH/include" -L"$NH/lib" -lnvshmem_host -Xlinker -rpath="$NH/lib"
@@ -80,6 +84,22 @@ run "C host API, MPI init (NIIN_HAS_MPI), 2 PEs, NCCL 2.31.2" env NIIN_TRANSPORT
     NCCL_MULTI_RANK_GPU_ENABLE=1 mpirun --allow-run-as-root --oversubscribe -np 2 \
     -x NIIN_TRANSPORT -x NIIN_NCCL_LIBRARY -x NCCL_MULTI_RANK_GPU_ENABLE -x NCCL_NVLS_ENABLE -x NCCL_SOCKET_IFNAME \
     /tmp/niin-t/host_api_mpi mpi
+
+# A plain nvshmem_init under Open MPI: no NIIN_RENDEZVOUS, no unique-id file (the one-node
+# default rendezvous, keyed by Open MPI's job id).
+for n in 2 4; do
+    run "C host API, plain init under mpirun, $n PEs, NCCL 2.31.2" env NIIN_TRANSPORT=nccl \
+        NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1 mpirun --allow-run-as-root --oversubscribe \
+        -np $n -x NIIN_TRANSPORT -x NIIN_NCCL_LIBRARY -x NCCL_MULTI_RANK_GPU_ENABLE -x NCCL_NVLS_ENABLE \
+        -x NCCL_SOCKET_IFNAME /tmp/niin-t/host_api env
+done
+# Host-initiated typed RMA and atomics; stream operations inside CUDA graph capture.
+for prog in host_rma graph_capture; do
+    for n in 2 4; do
+        run "C $prog, $n PEs on one GPU, NCCL 2.31.2" env NIIN_TRANSPORT=nccl NIIN_NCCL_LIBRARY=$NCCL231 \
+            NCCL_MULTI_RANK_GPU_ENABLE=1 "$BIN/niinrun" -n $n --timeout 120 /tmp/niin-t/$prog
+    done
+done
 
 echo "=== 3. Rust conformance checks on the NCCL transport"
 CHECKS="rma_every_type strided_every_type scalar_every_type ring_put all_to_all_put put_signal_set_and_add signal_ping_pong wait_until_every_type_and_cmp wait_until_all_and_vector atomics_every_op atomic_contention barrier_repeated stream_orders_put_after_wait stream_operations teams_split_translate_barrier team_barrier_on_stream collectives_every_type collectives_on_stream collectives_team_shapes collectives_bad_input heap_symmetric bad_input"
