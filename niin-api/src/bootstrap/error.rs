@@ -141,9 +141,16 @@ pub enum BootstrapError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The exchange through the launcher's PMIx server failed (libpmix missing, or a PMIx
+    /// call failed: which, and PMIx's words for it).
+    #[error("PMIx rendezvous: {what}")]
+    Pmix {
+        /// What failed.
+        what: String,
+    },
     /// No rendezvous is configured for a job of several processes on several nodes.
     #[error(
-        "no rendezvous for the {size} processes started by {launcher} on several nodes: set NIIN_RENDEZVOUS=dir:<a directory every process sees> or NIIN_RENDEZVOUS=tcp:<rank 0's host>:<port> in every process, or start the job with niinrun (a job on one node needs none)"
+        "no rendezvous for the {size} processes started by {launcher} on several nodes: set NIIN_RENDEZVOUS=dir:<a directory every process sees>, NIIN_RENDEZVOUS=tcp:<rank 0's host>:<port> or NIIN_RENDEZVOUS=pmix (a launcher with a PMIx server) in every process, or start the job with niinrun (a job on one node needs none)"
     )]
     NoRendezvous {
         /// The launcher.

@@ -105,8 +105,10 @@
 //!
 //! # Rendezvous
 //!
-//! [`rendezvous_from_env`] reads `NIIN_RENDEZVOUS`: `dir:<directory>` or
-//! `tcp:<host>:<port>` (port 0 is refused: the port must be agreed in advance). Unset:
+//! [`rendezvous_from_env`] reads `NIIN_RENDEZVOUS`: `dir:<directory>`,
+//! `tcp:<host>:<port>` (port 0 is refused: the port must be agreed in advance) or `pmix`
+//! (the launcher's PMIx server, libpmix opened at run time: `pmix.rs` has the protocol).
+//! Unset:
 //!
 //! - a job started by niinrun uses `dir:$NIIN_RENDEZVOUS_DIR` (niinrun creates it, mode
 //!   0700, and removes it at exit);
@@ -114,6 +116,8 @@
 //!   local size is its size: `mpirun -np 4`, `srun -N1`, `torchrun --nproc-per-node 4` on
 //!   one host) uses `dir:` the temporary directory (`$TMPDIR`, else `/tmp`), its file named
 //!   after the job id;
+//! - a job on several nodes under a launcher with a PMIx server (`PMIX_NAMESPACE` set: Open
+//!   MPI's `mpirun`, `srun --mpi=pmix`) uses `pmix`, as NVSHMEM's PMIx bootstrap does;
 //! - torchrun across nodes uses `tcp:$MASTER_ADDR:<$MASTER_PORT + 1>` (torchrun's store
 //!   holds `MASTER_PORT` on rank 0's node, and rank 0 listens on the next port);
 //! - any other job (several nodes under mpirun or srun) gets
@@ -190,6 +194,7 @@
 
 mod error;
 mod launcher;
+mod pmix;
 mod rendezvous;
 
 pub use error::BootstrapError;

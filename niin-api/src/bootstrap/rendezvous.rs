@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::launcher::{MASTER_ADDR, MASTER_PORT};
+use super::launcher::{MASTER_ADDR, MASTER_PORT, PMIX_NAMESPACE};
 use super::{BootstrapError, Launcher, Placement};
 
 /// The size of NCCL's unique id (`NCCL_UNIQUE_ID_BYTES`).
@@ -34,13 +34,16 @@ pub enum Rendezvous {
     /// Through TCP: rank 0 listens on this address, the others connect to it. The port
     /// must be agreed in advance (not 0).
     Tcp(SocketAddr),
+    /// Through the launcher's PMIx server (libpmix opened at run time): rank 0 puts the id,
+    /// the job fences, the others get it.
+    Pmix,
 }
 
 impl FromStr for Rendezvous {
     type Err = BootstrapError;
 
-    /// Parses `dir:<directory>` or `tcp:<host>:<port>` (`host` an IP address, `[v6]`, or
-    /// a name, resolved now; its first address is used).
+    /// Parses `dir:<directory>`, `tcp:<host>:<port>` (`host` an IP address, `[v6]`, or a
+    /// name, resolved now; its first address is used) or `pmix`.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         let bad = |reason: String| BootstrapError::BadRendezvous {
             value: value.to_owned(),
@@ -52,6 +55,9 @@ impl FromStr for Rendezvous {
                 return Err(bad("the directory is empty".into()));
             }
             return Ok(Rendezvous::Dir(PathBuf::from(dir)));
+        }
+        if trimmed == "pmix" {
+            return Ok(Rendezvous::Pmix);
         }
         if let Some(hostport) = trimmed.strip_prefix("tcp:") {
             let addr = match hostport.parse::<SocketAddr>() {
@@ -79,6 +85,7 @@ impl fmt::Display for Rendezvous {
         match self {
             Rendezvous::Dir(dir) => write!(f, "dir:{}", dir.display()),
             Rendezvous::Tcp(addr) => write!(f, "tcp:{addr}"),
+            Rendezvous::Pmix => f.write_str("pmix"),
         }
     }
 }
@@ -86,8 +93,9 @@ impl fmt::Display for Rendezvous {
 /// The rendezvous of this job: `NIIN_RENDEZVOUS` when set (looked up through `lookup`);
 /// else niinrun's `NIIN_RENDEZVOUS_DIR` when niinrun started the job; else, for a job of
 /// one process (which exchanges nothing) or of processes all on this node, the temporary
-/// directory; else, for torchrun, `tcp:` its master address at the port after
-/// `MASTER_PORT` ([module docs](super#rendezvous)).
+/// directory; else, under a launcher with a PMIx server (`PMIX_NAMESPACE` set), PMIx; else,
+/// for torchrun, `tcp:` its master address at the port after `MASTER_PORT`
+/// ([module docs](super#rendezvous)).
 ///
 /// # Errors
 ///
@@ -112,6 +120,10 @@ pub fn rendezvous_from_env(
         // directory, named after the job id (every launcher but niinrun's gives one, or
         // the launcher's per-node process stands for it: `detect`).
         return Ok(Rendezvous::Dir(std::env::temp_dir()));
+    }
+    if get(PMIX_NAMESPACE).is_some() && placement.source != Launcher::Torchrun {
+        // Several nodes under a launcher with a PMIx server (Open MPI, srun --mpi=pmix).
+        return Ok(Rendezvous::Pmix);
     }
     if placement.source == Launcher::Torchrun {
         if let (Some(addr), Some(port)) = (get(MASTER_ADDR), get(MASTER_PORT)) {
@@ -207,6 +219,7 @@ pub fn exchange_unique_id(
                 tcp_ask(*addr, job, size, rank, &deadline)
             }
         }
+        Rendezvous::Pmix => super::pmix::exchange(rank, size, make, timeout),
     }
 }
 
@@ -1141,6 +1154,14 @@ mod tests {
                 size: 4
             })
         ));
+        // ... unless the launcher runs a PMIx server.
+        let pmix = &[("PMIX_NAMESPACE", "prterun-node01-4242@1")];
+        assert_eq!(
+            rendezvous_from_env(lookup(pmix), &two_nodes).unwrap(),
+            Rendezvous::Pmix
+        );
+        assert_eq!("pmix".parse::<Rendezvous>().unwrap(), Rendezvous::Pmix);
+        assert_eq!(Rendezvous::Pmix.to_string(), "pmix");
     }
 
     #[test]
