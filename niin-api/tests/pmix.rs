@@ -1,7 +1,8 @@
-//! The unique-id exchange through a real PMIx server. CI has no MPI, so the test is ignored
-//! there; run it where Open MPI is installed (Debian: `openmpi-bin`):
-//! `cargo test -p niin-api --test pmix -- --ignored`. It starts itself under `mpirun -np 3`;
-//! each process exchanges an id through `NIIN_RENDEZVOUS=pmix`'s path and prints it.
+//! The unique-id exchange under a real `mpirun`: through its PMIx server, and through the
+//! default one-node rendezvous (no variable of ours). CI has no MPI, so the tests are
+//! ignored there; run them where Open MPI is installed (Debian: `openmpi-bin`):
+//! `cargo test -p niin-api --test pmix -- --ignored`. Each starts itself under
+//! `mpirun -np 3`; each process exchanges an id and prints it.
 
 use std::process::Command;
 use std::time::Duration;
@@ -14,9 +15,25 @@ const CHILD: &str = "NIIN_PMIX_TEST_CHILD";
 #[ignore = "needs Open MPI's mpirun (a PMIx server); run with --ignored where it is installed"]
 fn every_rank_gets_rank_zeros_id_through_pmix() {
     if std::env::var_os(CHILD).is_some() {
-        child();
+        child(Some(Rendezvous::Pmix));
         return;
     }
+    check_job("every_rank_gets_rank_zeros_id_through_pmix");
+}
+
+#[test]
+#[ignore = "needs Open MPI's mpirun; run with --ignored where it is installed"]
+fn plain_mpirun_on_one_node_needs_no_rendezvous_variable() {
+    if std::env::var_os(CHILD).is_some() {
+        child(None);
+        return;
+    }
+    check_job("plain_mpirun_on_one_node_needs_no_rendezvous_variable");
+}
+
+/// Runs test `name` of this binary as 3 processes under mpirun and checks that each got the
+/// id rank 0 made, and that only rank 0 made one.
+fn check_job(name: &str) {
     let exe = std::env::current_exe().expect("the test binary");
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "3", "-x"])
@@ -25,7 +42,7 @@ fn every_rank_gets_rank_zeros_id_through_pmix() {
         .args([
             "--ignored",
             "--exact",
-            "every_rank_gets_rank_zeros_id_through_pmix",
+            name,
             "--nocapture",
             "--test-threads=1",
         ])
@@ -62,14 +79,19 @@ fn every_rank_gets_rank_zeros_id_through_pmix() {
     }
 }
 
-/// One process of the job: the exchange, then `UID <rank> <id got> <id made or ->`.
-fn child() {
+/// One process of the job: the exchange through `rv` (`None`: the environment's default),
+/// then `UID <rank> <id got> <id made or ->`.
+fn child(rv: Option<Rendezvous>) {
     let place = bootstrap::detect_from_env()
         .expect("the launcher's variables")
         .expect("a launcher");
+    let rv = rv.unwrap_or_else(|| {
+        bootstrap::rendezvous_from_env(|k| std::env::var(k).ok(), &place)
+            .expect("a default rendezvous")
+    });
     let made = std::cell::RefCell::new(None);
     let uid = bootstrap::exchange_unique_id(
-        &Rendezvous::Pmix,
+        &rv,
         &place,
         || {
             let seed = std::process::id().to_le_bytes();
