@@ -120,5 +120,6 @@ pub use sync::{
 };
 pub use teams::{
     nvshmem_team_destroy, nvshmem_team_get_config, nvshmem_team_split_2d,
-    nvshmem_team_split_strided, nvshmem_team_translate_pe,
+    nvshmem_team_split_strided, nvshmem_team_translate_pe, nvshmemx_team_get_uniqueid,
+    nvshmemx_team_init,
 };

@@ -119,6 +119,47 @@ pub unsafe extern "C" fn nvshmem_team_split_2d(
     })
 }
 
+/// Why `nvshmemx_team_get_uniqueid` and `nvshmemx_team_init` are refused.
+const TEAM_INIT_WHY: &str = "teams of any set of PEs (nvshmemx_team_get_uniqueid + \
+     nvshmemx_team_init) are not implemented in niin-rs: its teams are strided (start, stride, \
+     size) in the host and device team tables, and made collectively over a parent team; use \
+     nvshmem_team_split_strided or nvshmem_team_split_2d";
+
+/// `nvshmemx_team_get_uniqueid`: not implemented (NVSHMEM 3.4.5's teams of any PEs, made
+/// by those PEs alone): `NVSHMEMX_ERROR_NOT_SUPPORTED` after a `NIIN:` line that says why
+/// and what to use instead; `*uniqueid` is left as it was.
+#[unsafe(no_mangle)]
+pub extern "C" fn nvshmemx_team_get_uniqueid(_uniqueid: *mut u64) -> c_int {
+    status_call("nvshmemx_team_get_uniqueid", || {
+        state::world()?;
+        Err(FfiError::NotSupported(TEAM_INIT_WHY.into()))
+    })
+}
+
+/// `nvshmemx_team_init`: not implemented (see [`nvshmemx_team_get_uniqueid`]):
+/// `*team` becomes `NVSHMEM_TEAM_INVALID` and the call returns
+/// `NVSHMEMX_ERROR_NOT_SUPPORTED` after a `NIIN:` line.
+///
+/// # Safety
+/// `team` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvshmemx_team_init(
+    team: *mut c_int,
+    _config: *mut NvshmemTeamConfig,
+    _config_mask: c_long,
+    _npes: c_int,
+    _pe_idx_in_team: c_int,
+) -> c_int {
+    status_call("nvshmemx_team_init", || {
+        if !team.is_null() {
+            // SAFETY: non-null and writable (this function's contract).
+            unsafe { write_team(team, TeamId::INVALID) };
+        }
+        state::world()?;
+        Err(FfiError::NotSupported(TEAM_INIT_WHY.into()))
+    })
+}
+
 /// Destroys a team made by a split (`nvshmem_team_destroy`); a predefined team, or a
 /// handle that is no team, is a `NIIN:` line. `NVSHMEM_TEAM_INVALID` does nothing.
 #[unsafe(no_mangle)]

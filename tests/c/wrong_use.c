@@ -135,6 +135,20 @@ static void while_initialized(void) {
                  "not 0");
     EXPECT_ERROR("g_not_symmetric", nvshmem_int_g(&local, me) == 0, "not 0");
 
+    /* Teams of any PEs: refused loudly, the team handle invalid. */
+    {
+        nvshmemx_team_uniqueid_t uid = 7;
+        nvshmem_team_t any = NVSHMEM_TEAM_WORLD;
+        nvshmem_team_config_t tc = NVSHMEM_TEAM_CONFIG_INITIALIZER;
+        status = nvshmemx_team_get_uniqueid(&uid);
+        EXPECT_ERROR("team_get_uniqueid_not_implemented",
+                     status == NVSHMEMX_ERROR_NOT_SUPPORTED && uid == 7, "status %d", status);
+        status = nvshmemx_team_init(&any, &tc, 0, n, me);
+        EXPECT_ERROR("team_init_not_implemented",
+                     status == NVSHMEMX_ERROR_NOT_SUPPORTED && any == NVSHMEM_TEAM_INVALID,
+                     "status %d, team %d", status, (int)any);
+    }
+
     /* Local buffer registration: NVSHMEM's rules and values. */
     status = nvshmemx_buffer_register(src, sizeof src);
     CHECK("buffer_register", status == 0, "status %d", status);

@@ -157,6 +157,12 @@ int nvshmem_team_split_2d(nvshmem_team_t parent_team, int xrange,
                           const nvshmem_team_config_t *yaxis_config, long yaxis_mask,
                           nvshmem_team_t *yaxis_team);
 void nvshmem_team_destroy(nvshmem_team_t team);
+/* Teams of any set of PEs, made by those PEs alone (NVSHMEM 3.4.5): not implemented, as
+ * niin-rs's teams are strided. Both return NVSHMEMX_ERROR_NOT_SUPPORTED after a NIIN: line
+ * that names the split functions to use; team_init sets *team to NVSHMEM_TEAM_INVALID. */
+int nvshmemx_team_get_uniqueid(nvshmemx_team_uniqueid_t *uniqueid);
+int nvshmemx_team_init(nvshmem_team_t *team, nvshmem_team_config_t *config, long config_mask,
+                       int npes, int pe_idx_in_team);
 
 /* ---- stream-ordered operations (enqueue and return) -------------------------------- */
 
