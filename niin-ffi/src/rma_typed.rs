@@ -7,13 +7,14 @@
 //!
 //! NVSHMEM declares these for host and device code alike; the device side is the headers'
 //! inline code, this is the host side. They have the host meaning of "blocking" of
-//! [`nvshmem_putmem`](crate::nvshmem_putmem) and its kind: a put returns when `source` may be reused,
-//! a get when `dest` holds the data, and the `_nbi` forms are the blocking ones (complete
-//! before `nvshmem_quiet`, which NVSHMEM allows). The array forms are the `mem` forms of
-//! `nelems * size` bytes (a count whose byte size overflows `size_t` is an error naming
-//! both numbers). The strided forms take `ptrdiff_t` strides in elements, at least 1; the
-//! symmetric operand must hold every element the strides reach. `p`, `g` and the strided
-//! forms need the element's natural alignment (the strided rules: the crate's `strided` module).
+//! [`nvshmem_putmem`](crate::nvshmem_putmem) and its kind: a put returns when `source` may
+//! be reused, a get when `dest` holds the data, and the `_nbi` forms are the blocking ones
+//! (complete before `nvshmem_quiet`, which NVSHMEM allows). The array forms are the `mem`
+//! forms of `nelems * size` bytes (a count whose byte size overflows `size_t` is an error
+//! naming both numbers). The strided forms take `ptrdiff_t` strides in elements, at least 1;
+//! the symmetric operand must hold every element the strides reach. `p`, `g` and the
+//! strided forms need the element's natural alignment (the strided rules: the crate's
+//! `strided` module).
 
 use std::ffi::{c_int, c_void};
 
