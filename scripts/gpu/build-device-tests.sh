@@ -24,11 +24,13 @@
 #   putmem_block_bw_niin[_nogin]  device put bandwidth (_nogin: -DNIIN_DEVICE_GIN=0)
 #   latency_niin[_nogin]          device latency and small-operation throughput
 #   coll_bw_niin                  device collectives' time and bandwidth, and NCCL's (-ldl)
+#   host_bench_niin               host API speed: barrier/sync_all_on_stream, blocking putmem
+#                                 bandwidth, malloc + free (issue 14)
 #   coll_smoke_231[_dbg]          one collective of each kind, a host watchdog naming a hung
 #                                 step (_dbg: -DNIIN_DEBUG_LL=1, stuck LL waits printed)
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
 #   device_rma_nvshmem, putmem_block_bw_nvshmem, latency_nvshmem
-#   coll_bw_nvshmem
+#   coll_bw_nvshmem, host_bench_nvshmem
 # Per family (tests/gpu/conf_<family>.cu): conf_<family>_{231,228} and conf_<family>_nvshmem.
 # cubin/conf_cumodule_{231,228,nvshmem}{,.rdc}.cubin: the driver-API modules of conf_cumodule.
 # Every niin-rs build has warnings as errors. Jobs run two at a time (CI-sized machine).
@@ -120,6 +122,10 @@ job latency_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM 
     tests/gpu/latency.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
     -o "$OUTD/latency_nvshmem"
 niin coll_bw_niin 2.31.2 tests/gpu/coll_bw.cu -ldl
+niin host_bench_niin 2.31.2 tests/gpu/host_bench.cu
+job host_bench_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/include" \
+    tests/gpu/host_bench.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/host_bench_nvshmem"
 niin coll_smoke_231 2.31.2 tests/gpu/coll_smoke.cu
 niin coll_smoke_dbg_231 2.31.2 -DNIIN_DEBUG_LL=1 tests/gpu/coll_smoke.cu
 job coll_bw_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \

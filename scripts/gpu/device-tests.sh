@@ -48,6 +48,9 @@
 #                in the same run, NCCL 2.31.2's ncclAllReduce / AllGather / AlltoAll / Broadcast
 #                on the same buffers) and NVSHMEM 3.4.5, each with 1 and 2 PEs on the one GPU,
 #                under mpirun with unique-id start-up; one table per PE count.
+#   hostbench    tests/gpu/host_bench.cu (not in the default list: name it; .gpu/dev.tar.xz):
+#                barrier/sync_all_on_stream, blocking nvshmem_putmem 4 KiB - 64 MiB, malloc + free;
+#                niin-rs and NVSHMEM 3.4.5, 2 PEs under mpirun with unique-id start-up.
 #   context      tests/gpu/context_*.cu: the per-module device context (one TU, three TUs,
 #                -rdc, a dlopen'ed module; 1, 2, 4 PEs; NIIN_BARRIER_CTAS=64) and the
 #                device-ABI refusals at init (headers vs library, naming both versions).
@@ -117,6 +120,7 @@ for part in $PARTS; do
         bandwidth) probe="$D/putmem_block_bw_niin" archive=.gpu/dev.tar.xz ;;
         latency) probe="$D/latency_niin" archive=.gpu/dev.tar.xz ;;
         collectives) probe="$D/coll_bw_niin" archive=.gpu/dev.tar.xz ;;
+        hostbench) probe="$D/host_bench_niin" archive=.gpu/dev.tar.xz ;;
         context) probe="$D/context_one_231" archive=.gpu/dev.tar.xz ;;
         *) row "part $part" "FAIL (no such part)"; continue ;;
     esac
@@ -503,6 +507,22 @@ for n in (1, 2):
     for line in notes:
         print(line)
 PY
+        echo
+    } | tee -a "$SUMMARY"
+fi
+
+# ---- hostbench: the host API's speed beside NVSHMEM ----------------------------------------
+if [[ " $PARTS " == *" hostbench "* ]]; then
+    for v in host_bench_niin host_bench_nvshmem; do
+        extra=(env NIIN_NCCL_LIBRARY=$NCCL231 NCCL_MULTI_RANK_GPU_ENABLE=1)
+        [ $v = host_bench_nvshmem ] && extra=(env LD_LIBRARY_PATH="$NV/lib")
+        run "$v, 2 PEs (mpirun, unique id)" "$T/hb_$v.log" "${extra[@]}" TEST_UID_FILE="$(uid)" \
+            $MPIRUN -np 2 $MPIX -x LD_LIBRARY_PATH "$D/$v"
+    done
+    {
+        echo "host API speed, 2 PEs on one GPU: op, bytes, us per op, GB/s (niin-rs | NVSHMEM 3.4.5)"
+        paste -d'|' <(grep -h "HB|" "$T/hb_host_bench_niin.log" | sed 's/^\[pe [0-9]*\] //') \
+            <(grep -h "HB|" "$T/hb_host_bench_nvshmem.log" | sed 's/^\[pe [0-9]*\] //' | cut -d'|' -f4-)
         echo
     } | tee -a "$SUMMARY"
 fi
