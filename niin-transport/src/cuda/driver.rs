@@ -63,6 +63,7 @@ pub(crate) const REQUIRED_SYMBOLS: &[&str] = &[
     "cuModuleUnload",
     "cuStreamCreate",
     "cuStreamDestroy_v2",
+    "cuStreamIsCapturing",
     "cuStreamQuery",
     "cuStreamSynchronize",
     "cuStreamWaitEvent",

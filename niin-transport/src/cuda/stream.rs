@@ -111,6 +111,18 @@ impl Stream {
         })
     }
 
+    /// Whether the stream is being captured into a CUDA graph (`cuStreamIsCapturing`:
+    /// active, or invalidated by an earlier error of the capture).
+    pub fn is_capturing(&self) -> Result<bool> {
+        driver()?;
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: the handle is valid, as for `synchronize`; `status` is written.
+        check("cuStreamIsCapturing", unsafe {
+            sys::cuStreamIsCapturing(self.raw, &mut status)
+        })?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
     /// Whether all work enqueued on the stream has finished, without waiting
     /// (`cuStreamQuery`).
     pub fn query_done(&self) -> Result<bool> {

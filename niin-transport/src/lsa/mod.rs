@@ -174,6 +174,18 @@ fn pack_words(values: &[u64], width: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Refuses to enqueue `what` on a stream that is being captured into a CUDA graph, where
+/// it would not do what it says on a replay (an error naming it), instead of a graph that is
+/// wrong from its second replay.
+fn refuse_capture(s: &Stream, what: &str) -> Result<()> {
+    if s.is_capturing().map_err(cuda_err)? {
+        return Err(TransportError::NotImplemented {
+            what: format!("{what} cannot be captured into a CUDA graph"),
+        });
+    }
+    Ok(())
+}
+
 /// What a wait compares each word with.
 #[derive(Clone, Copy)]
 enum Targets<'a> {
@@ -549,6 +561,12 @@ impl LsaTransport {
     }
 
     fn device_copy_of(&self, order: Order, s: &Stream, words: &[u64]) -> Result<u64> {
+        refuse_capture(
+            s,
+            "a stream wait whose status or comparison values are copied from host memory \
+             (the copy and its buffer would not outlive the call in a graph; the C \
+             _on_stream forms read device arrays instead)",
+        )?;
         let bytes = std::mem::size_of_val(words);
         let buf = DeviceBuffer::alloc(bytes.max(8)).map_err(cuda_err)?;
         // SAFETY: `buf` holds `bytes` bytes; a copy from pageable host memory returns once
@@ -702,6 +720,11 @@ impl LsaTransport {
     /// [`LsaTransport::enqueue_barrier`] with the team's communicator already looked up.
     fn enqueue_barrier_on(&self, s: &Stream, team: TeamSync, comm: Option<Comm>) -> Result<()> {
         let Some(comm) = comm else {
+            refuse_capture(
+                s,
+                "a barrier or sync on a stream over a team of some PEs (its arrival count is \
+                 fixed when it is enqueued, so a graph replay would pass it early)",
+            )?;
             return self.enqueue_team_barrier(s, team);
         };
         let word = self.barrier_word.ptr();
