@@ -173,17 +173,6 @@ macro_rules! amo_bitwise {
     };
 }
 
-/// Expands `$body` when the row's list has the marker `$want` (`amo`, `ext` or `bitwise`).
-macro_rules! if_marked {
-    (amo, [amo $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
-    (ext, [ext $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
-    (bitwise, [bitwise $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
-    ($want:ident, [$first:ident $(, $rest:ident)*] $($body:tt)*) => {
-        if_marked!($want, [$($rest),*] $($body)*);
-    };
-    ($want:ident, [] $($body:tt)*) => {};
-}
-
 /// One module per AMO type: the standard types' (with the bitwise ones where marked) and
 /// the extended types'.
 macro_rules! amo_modules {

@@ -57,6 +57,20 @@
 //! transport (its docs say how; the mock refuses). `nvshmemx_collective_launch` is inline code of the headers
 //! (`niin/launch.h`), not of this library.
 
+/// Expands `$body` when a row of `for_each_nvshmem_type!` has the marker `$want` in its
+/// list (`wait`, `amo`, `ext` or `bitwise`): the typed entry points of one list only. (A
+/// macro of this crate, defined before the modules that use it.)
+macro_rules! if_marked {
+    (wait, [wait $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
+    (amo, [amo $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
+    (ext, [ext $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
+    (bitwise, [bitwise $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
+    ($want:ident, [$first:ident $(, $rest:ident)*] $($body:tt)*) => {
+        if_marked!($want, [$($rest),*] $($body)*);
+    };
+    ($want:ident, [] $($body:tt)*) => {};
+}
+
 pub mod abi;
 pub mod amo;
 pub mod coll;

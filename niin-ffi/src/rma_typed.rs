@@ -42,38 +42,6 @@ unsafe fn elems(
     unsafe { mem(dest, source, bytes, pe) }
 }
 
-/// A strided transfer of `T` elements, complete when it returns.
-///
-/// # Safety
-/// As [`strided::elements`].
-unsafe fn strided<T: RmaType>(
-    direction: Direction,
-    ends: (*mut c_void, *const c_void),
-    strides: (isize, isize),
-    nelems: usize,
-    pe: c_int,
-) -> FfiResult<()> {
-    let w = state::world()?;
-    // SAFETY: forwarded from this function's contract.
-    unsafe { strided::elements::<T, World>((&w, &w), direction, ends, strides, nelems, pe) }
-}
-
-/// [`strided`] of 16-byte elements ([`strided::elements128`]).
-///
-/// # Safety
-/// As [`strided::elements128`].
-unsafe fn strided128(
-    direction: Direction,
-    ends: (*mut c_void, *const c_void),
-    strides: (isize, isize),
-    nelems: usize,
-    pe: c_int,
-) -> FfiResult<()> {
-    let w = state::world()?;
-    // SAFETY: forwarded from this function's contract.
-    unsafe { strided::elements128((&w, &w), direction, ends, strides, nelems, pe) }
-}
-
 /// Stores `value` into the symmetric `dest` on `pe`.
 fn p_elem<T: RmaType>(dest: *const c_void, value: T, pe: c_int) -> FfiResult<()> {
     let w = state::world()?;
@@ -131,7 +99,8 @@ macro_rules! rma_entries {
 }
 
 /// One strided entry point (`$op` `iput` or `iget`, `$dir` its [`Direction`], `$run` the
-/// function that moves the elements).
+/// mover of the element: [`strided::elements`] or [`strided::elements128`], on the world,
+/// so complete when it returns).
 macro_rules! strided_entry {
     ($kind:ident $n:tt, $t:ty, $fn:ident, $op:literal, $dir:ident, $run:expr) => {
         #[doc = concat!("`", c_name!($kind $n, $op, ""), "`: element `i` at `dest + i * dst` from \
@@ -152,8 +121,10 @@ macro_rules! strided_entry {
             pe: c_int,
         ) {
             value_call(c_name!($kind $n, $op, ""), (), || {
+                let w = state::world()?;
+                let ends = (dest.cast(), source.cast());
                 // SAFETY: this entry's contract.
-                unsafe { $run(Direction::$dir, (dest.cast(), source.cast()), (dst, sst), nelems, pe) }
+                unsafe { $run((&w, &w), Direction::$dir, ends, (dst, sst), nelems, pe) }
             })
         }
     };
@@ -167,8 +138,8 @@ macro_rules! typed_modules {
         pub mod $name {
             use super::*;
             rma_entries!(typed $name, $t, size_of::<$t>());
-            strided_entry!(typed $name, $t, iput, "iput", Put, strided::<$t>);
-            strided_entry!(typed $name, $t, iget, "iget", Get, strided::<$t>);
+            strided_entry!(typed $name, $t, iput, "iput", Put, strided::elements::<$t, World>);
+            strided_entry!(typed $name, $t, iget, "iget", Get, strided::elements::<$t, World>);
 
             #[doc = concat!("`", c_name!(typed $name, "p", ""), "`: stores `value` into the \
                              symmetric `dest` on `pe`.")]
@@ -204,9 +175,9 @@ macro_rules! sized_modules {
 }
 
 sized_modules!(
-    (bits8, "8", 1, strided::<u8>),
-    (bits16, "16", 2, strided::<u16>),
-    (bits32, "32", 4, strided::<u32>),
-    (bits64, "64", 8, strided::<u64>),
-    (bits128, "128", 16, strided128),
+    (bits8, "8", 1, strided::elements::<u8, World>),
+    (bits16, "16", 2, strided::elements::<u16, World>),
+    (bits32, "32", 4, strided::elements::<u32, World>),
+    (bits64, "64", 8, strided::elements::<u64, World>),
+    (bits128, "128", 16, strided::elements128::<World>),
 );

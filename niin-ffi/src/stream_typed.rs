@@ -263,17 +263,10 @@ fn wait_elem<T: WaitType>(
     })
 }
 
-/// Expands `$body` if the list of a type row has `wait` (NVSHMEM's 14 wait types).
-macro_rules! if_wait_type {
-    ([wait $(, $rest:ident)*] $($body:tt)*) => { $($body)* };
-    ([$first:ident $(, $rest:ident)*] $($body:tt)*) => { if_wait_type!([$($rest),*] $($body)*); };
-    ([] $($body:tt)*) => {};
-}
-
 /// `nvshmemx_<T>_wait_until_on_stream` for the wait types, in each type's module.
 macro_rules! wait_entries {
     ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
-        if_wait_type!([$($list),*]
+        if_marked!(wait, [$($list),*]
             impl_wait_entry!($name, $t);
         );
     )*};
@@ -322,7 +315,7 @@ unsafe fn wait_all_elems<T: WaitType>(
 /// `nvshmemx_<T>_wait_until_all_on_stream` and `_all_vector_on_stream` for the wait types.
 macro_rules! wait_all_entries {
     ([] $(($name:ident, $c:literal, $t:ty, [$($list:ident),*])),* $(,)?) => {$(
-        if_wait_type!([$($list),*]
+        if_marked!(wait, [$($list),*]
             impl_wait_all_entries!($name, $t);
         );
     )*};

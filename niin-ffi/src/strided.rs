@@ -52,53 +52,36 @@ pub(crate) trait Mover {
     ) -> niin_api::Result<()>;
 }
 
-impl Mover for World {
-    unsafe fn iput<T: RmaType>(
-        &self,
-        dst: (SymSlice<T>, usize),
-        src: (*const T, usize),
-        nelems: usize,
-        pe: usize,
-    ) -> niin_api::Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.iput_from(dst, src, nelems, pe) }
-    }
+/// `Mover` for a type whose inherent `iput_from` / `iget_into` have its signatures.
+macro_rules! impl_mover {
+    ($($t:ty),*) => {$(
+        impl Mover for $t {
+            unsafe fn iput<T: RmaType>(
+                &self,
+                dst: (SymSlice<T>, usize),
+                src: (*const T, usize),
+                nelems: usize,
+                pe: usize,
+            ) -> niin_api::Result<()> {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.iput_from(dst, src, nelems, pe) }
+            }
 
-    unsafe fn iget<T: RmaType>(
-        &self,
-        dst: (*mut T, usize),
-        src: (SymSlice<T>, usize),
-        nelems: usize,
-        pe: usize,
-    ) -> niin_api::Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.iget_into(dst, src, nelems, pe) }
-    }
+            unsafe fn iget<T: RmaType>(
+                &self,
+                dst: (*mut T, usize),
+                src: (SymSlice<T>, usize),
+                nelems: usize,
+                pe: usize,
+            ) -> niin_api::Result<()> {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.iget_into(dst, src, nelems, pe) }
+            }
+        }
+    )*};
 }
 
-impl Mover for Stream<'_> {
-    unsafe fn iput<T: RmaType>(
-        &self,
-        dst: (SymSlice<T>, usize),
-        src: (*const T, usize),
-        nelems: usize,
-        pe: usize,
-    ) -> niin_api::Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.iput_from(dst, src, nelems, pe) }
-    }
-
-    unsafe fn iget<T: RmaType>(
-        &self,
-        dst: (*mut T, usize),
-        src: (SymSlice<T>, usize),
-        nelems: usize,
-        pe: usize,
-    ) -> niin_api::Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.iget_into(dst, src, nelems, pe) }
-    }
-}
+impl_mover!(World, Stream<'_>);
 
 /// A strided put or get of `nelems` elements of `T` by `mover` (`w` checks the arguments).
 ///

@@ -132,6 +132,18 @@ pub struct DeferredWait {
     pub value: u64,
 }
 
+impl DeferredWait {
+    /// NVSHMEM's name of the wait these arrays make, for errors: `wait_until_all`, or
+    /// `wait_until_all_vector` with per-word values.
+    pub fn op(&self) -> &'static str {
+        if self.values == 0 {
+            "wait_until_all"
+        } else {
+            "wait_until_all_vector"
+        }
+    }
+}
+
 /// The interpretation of a waited-on word: its width and whether it is signed.
 /// NVSHMEM's wait types are integers of 2, 4 or 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -737,6 +737,54 @@ impl LsaTransport {
         .map_err(nccl_err)
     }
 
+    /// The device address of this PE's `nelems` waited words of `kind` at `ivars`, checked
+    /// (a width the wait kernel takes, aligned, inside the heap) for the wait `op`.
+    fn wait_words(
+        &self,
+        op: &'static str,
+        ivars: SymAddr,
+        nelems: usize,
+        kind: WaitKind,
+    ) -> Result<u64> {
+        let w = kind.width.bytes();
+        if !matches!(kind.width, Width::W2 | Width::W4 | Width::W8) {
+            return Err(TransportError::BadWidth { op, bytes: w });
+        }
+        Self::check_aligned(ivars, w)?;
+        self.remote(self.pe, ivars, (nelems * w) as u64)
+    }
+
+    /// Enqueues on `s` the wait kernel for the `nelems` checked words at device address
+    /// `addr` (`wait_words`) against `arrays` (the kernel's `WaitSpec::validate` checks the
+    /// arrays' alignment).
+    ///
+    /// # Safety
+    /// The arrays of `arrays`, where not 0, must be device-readable until `s` has run the
+    /// wait.
+    unsafe fn enqueue_wait(
+        &self,
+        s: &Stream,
+        (addr, nelems): (u64, usize),
+        kind: WaitKind,
+        cmp: Cmp,
+        arrays: DeferredWait,
+    ) -> Result<()> {
+        let spec = WaitSpec {
+            addr,
+            nelems,
+            width_bytes: kind.width.bytes(),
+            signed: kind.signed,
+            cmp,
+            value: arrays.value,
+            values: arrays.values,
+            status: arrays.status,
+            timeout_ns: self.timeout.as_nanos() as u64,
+        };
+        // SAFETY: the words are checked heap memory (`wait_words`); the arrays are this
+        // function's contract.
+        unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn wait_impl(
         &self,
@@ -751,11 +799,7 @@ impl LsaTransport {
     ) -> Result<()> {
         self.live()?;
         let w = kind.width.bytes();
-        if !matches!(kind.width, Width::W2 | Width::W4 | Width::W8) {
-            return Err(TransportError::BadWidth { op, bytes: w });
-        }
-        Self::check_aligned(ivars, w)?;
-        let addr = self.remote(self.pe, ivars, (nelems * w) as u64)?;
+        let addr = self.wait_words(op, ivars, nelems, kind)?;
         let excluded = |i: usize| status.is_some_and(|s| s.get(i).is_some_and(|&x| x != 0));
         let target = |i: usize| match values {
             Targets::One(v) => v,
@@ -808,20 +852,14 @@ impl LsaTransport {
                     Targets::One(v) => (v, 0),
                     Targets::Each(vs) => (0, self.device_copy_of(order, s, &pack_words(vs, w))?),
                 };
-                let spec = WaitSpec {
-                    addr,
-                    nelems,
-                    width_bytes: w,
-                    signed: kind.signed,
-                    cmp,
-                    value,
-                    values: values_dev,
+                let arrays = DeferredWait {
                     status: status_dev,
-                    timeout_ns: self.timeout.as_nanos() as u64,
+                    values: values_dev,
+                    value,
                 };
-                // SAFETY: every address in `spec` is checked device memory that stays
-                // alive until the stream is synchronized (`keep`).
-                unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+                // SAFETY: the arrays are checked device memory that stays alive until the
+                // stream is synchronized (`keep`).
+                unsafe { self.enqueue_wait(s, (addr, nelems), kind, cmp, arrays) }
             }),
         }
     }
@@ -1184,38 +1222,16 @@ impl Transport for LsaTransport {
         arrays: DeferredWait,
     ) -> Result<()> {
         self.live()?;
-        let op = if arrays.values == 0 {
-            "wait_until_all"
-        } else {
-            "wait_until_all_vector"
-        };
-        let w = kind.width.bytes();
-        if !matches!(kind.width, Width::W2 | Width::W4 | Width::W8) {
-            return Err(TransportError::BadWidth { op, bytes: w });
-        }
-        Self::check_aligned(ivars, w)?;
-        let addr = self.remote(self.pe, ivars, (nelems * w) as u64)?;
+        let addr = self.wait_words(arrays.op(), ivars, nelems, kind)?;
         if nelems == 0 {
             return Ok(());
         }
         let order = Order::Stream(stream);
         self.on(order, |s| {
             // The arrays go to the kernel as they are: it reads them when it runs.
-            let spec = WaitSpec {
-                addr,
-                nelems,
-                width_bytes: w,
-                signed: kind.signed,
-                cmp,
-                value: arrays.value,
-                values: arrays.values,
-                status: arrays.status,
-                timeout_ns: self.timeout.as_nanos() as u64,
-            };
-            // SAFETY: the words are checked heap memory; the arrays are the caller's
-            // contract (device-readable until the stream has run the wait). `validate`
-            // checks their alignment.
-            unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
+            // SAFETY: the arrays are the caller's contract (device-readable until the stream
+            // has run the wait).
+            unsafe { self.enqueue_wait(s, (addr, nelems), kind, cmp, arrays) }
         })
     }
 

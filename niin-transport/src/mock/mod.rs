@@ -633,11 +633,7 @@ impl Transport for MockTransport {
         arrays: DeferredWait,
     ) -> Result<()> {
         self.live()?;
-        let op = if arrays.values == 0 {
-            "wait_until_all"
-        } else {
-            "wait_until_all_vector"
-        };
+        let op = arrays.op();
         // The words now (an error at the call); the arrays when the stream gets there.
         WaitSet::new(
             op,
