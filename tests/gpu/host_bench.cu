@@ -10,7 +10,8 @@
 //
 // Output (PE 0), one line per row:
 //   HB|<op>|<bytes>|<us per op>|<GB/s or 0>
-//   ops: barrier_all_on_stream, sync_all_on_stream (bytes 0), putmem (4 KiB ... 64 MiB),
+//   ops: barrier_all_on_stream, sync_all_on_stream (bytes 0), putmem (4 KiB ... 64 MiB) with
+//        two references beside it (ref_memcpy_ptr_sync, ref_putmem_on_stream: putref_us),
 //        malloc_free (4 KiB, 1 MiB, 64 MiB)
 
 #include <algorithm>
@@ -71,6 +72,34 @@ double putmem_us(void *sym, const void *src, size_t bytes, int iters, int me) {
     return median(rounds);
 }
 
+// Two references for the putmem rows, on PE 0 only: `how` 1 = cudaMemcpyAsync into
+// nvshmem_ptr(sym, 1) on `s` and a synchronize per copy (a blocking put done by hand);
+// 2 = nvshmemx_putmem_on_stream `iters` times and one synchronize.
+double putref_us(int how, cudaStream_t s, void *sym, const void *src, size_t bytes, int iters,
+                 int me) {
+    std::vector<double> rounds;
+    void *peer = nvshmem_ptr(sym, 1);
+    for (int r = 0; r < kRounds; ++r) {
+        nvshmem_barrier_all();
+        const auto t0 = Clock::now();
+        if (me == 0) {
+            for (int i = 0; i < iters; ++i) {
+                if (how == 1 && peer != nullptr) {
+                    TEST_CUDA(cudaMemcpyAsync(peer, src, bytes, cudaMemcpyDefault, s));
+                    TEST_CUDA(cudaStreamSynchronize(s));
+                } else if (how == 2) {
+                    nvshmemx_putmem_on_stream(sym, src, bytes, 1, s);
+                }
+            }
+            TEST_CUDA(cudaStreamSynchronize(s));
+        }
+        const double us = us_since(t0) / iters;
+        nvshmem_barrier_all();
+        rounds.push_back(us);
+    }
+    return median(rounds);
+}
+
 // `iters` collective nvshmem_malloc(bytes) + nvshmem_free pairs.
 double malloc_free_us(size_t bytes, int iters) {
     std::vector<double> rounds;
@@ -121,6 +150,11 @@ int main() {
         const int iters = bytes <= (size_t(1) << 20) ? 50 : 5;
         const double us = putmem_us(sym, src, bytes, iters, me);
         if (me == 0) printf("HB|putmem|%zu|%.2f|%.3f\n", bytes, us, bytes / us / 1e3);
+        const double cp = putref_us(1, s, sym, src, bytes, iters, me);
+        if (me == 0 && nvshmem_ptr(sym, 1) != nullptr)
+            printf("HB|ref_memcpy_ptr_sync|%zu|%.2f|%.3f\n", bytes, cp, bytes / cp / 1e3);
+        const double os = putref_us(2, s, sym, src, bytes, iters, me);
+        if (me == 0) printf("HB|ref_putmem_on_stream|%zu|%.2f|%.3f\n", bytes, os, bytes / os / 1e3);
     }
     nvshmem_free(sym);
     TEST_CUDA(cudaFree(src));
