@@ -243,6 +243,12 @@ fn run_clean(n_pes: usize, program: &Path, args: &[&str]) {
         assert!(!out.contains("FAIL"), "{text}");
         assert!(out.contains("PASS putmem_on_stream_ring"), "{text}");
         assert!(out.contains("PASS putmem_signal_on_stream_data"), "{text}");
+        for rounds in ["on_stream", "blocking", "mixed"] {
+            assert!(
+                out.contains(&format!("PASS barrier_rounds_{rounds}")),
+                "{text}"
+            );
+        }
         // The typed and sized _on_stream checks: the 23 types plain C has (half and
         // bfloat16 need nvcc) and the 5 sizes, each its own PASS line.
         assert_eq!(

@@ -525,6 +525,88 @@ static void coll_checks(int me, int n) {
     nvshmem_free(ia);
 }
 
+/* Barriers back to back, each ordering a put. In round r every PE puts r + 1 into word
+ * r % 2 of the next PE, then a barrier over all PEs, then reads its own word r % 2. That
+ * word is next written in round r + 2, after the barrier of round r + 1, which waits for
+ * this PE's read: each read must see exactly r + 1 (a barrier that lets a PE through
+ * early reads r - 1). First on the stream (the reads land in a device buffer, checked
+ * after one synchronize), then blocking (barrier and sync alternating), then the two
+ * kinds interleaved with a stream synchronize between them. */
+static void barrier_rounds(int me, int n) {
+    enum { ROUNDS = 200 };
+    int next = (me + 1) % n;
+    cudaStream_t stream = 0;
+    int *words = (int *)nvshmem_calloc(2, sizeof(int));
+    int *seen = (int *)local_alloc(ROUNDS * sizeof(int));
+    int host[ROUNDS];
+    int r, bad = 0, first = -1, status;
+
+    CHECK("barrier_rounds_alloc", words != NULL && seen != NULL, "words %p, seen %p",
+          (void *)words, (void *)seen);
+    if (words == NULL || seen == NULL) return;
+    for (r = 0; r < ROUNDS; r++) {
+        nvshmemx_int_p_on_stream(&words[r % 2], r + 1, next, stream);
+        nvshmemx_barrier_all_on_stream(stream);
+        nvshmemx_getmem_on_stream(&seen[r], &words[r % 2], sizeof(int), me, stream);
+    }
+    status = stream_sync(stream);
+    CHECK("barrier_rounds_stream_sync", status == 0, "status %d", status);
+    copy_out(host, seen, sizeof host);
+    for (r = 0; r < ROUNDS; r++) {
+        if (host[r] != r + 1) {
+            bad++;
+            if (first < 0) first = r;
+        }
+    }
+    CHECK("barrier_rounds_on_stream", bad == 0, "%d of %d rounds wrong, first round %d saw %d",
+          bad, ROUNDS, first, first < 0 ? 0 : host[first]);
+
+    nvshmem_barrier_all();
+    bad = 0;
+    first = -1;
+    for (r = 0; r < ROUNDS; r++) {
+        int got;
+        nvshmem_int_p(&words[r % 2], r + 1, next);
+        if (r % 2 == 0)
+            nvshmem_barrier_all();
+        else
+            nvshmem_sync_all();
+        got = nvshmem_int_g(&words[r % 2], me);
+        if (got != r + 1) {
+            bad++;
+            if (first < 0) first = r;
+        }
+    }
+    CHECK("barrier_rounds_blocking", bad == 0, "%d of %d rounds wrong, first round %d", bad,
+          ROUNDS, first);
+
+    bad = 0;
+    first = -1;
+    for (r = 0; r < ROUNDS; r++) {
+        int got;
+        if (r % 2 == 0) {
+            nvshmemx_int_p_on_stream(&words[r % 2], r + 1, next, stream);
+            nvshmemx_barrier_all_on_stream(stream);
+            nvshmemx_getmem_on_stream(&seen[r], &words[r % 2], sizeof(int), me, stream);
+            status = stream_sync(stream);
+            copy_out(&got, &seen[r], sizeof got);
+        } else {
+            nvshmem_int_p(&words[r % 2], r + 1, next);
+            nvshmem_barrier_all();
+            got = nvshmem_int_g(&words[r % 2], me);
+        }
+        if (status != 0 || got != r + 1) {
+            bad++;
+            if (first < 0) first = r;
+        }
+    }
+    CHECK("barrier_rounds_mixed", bad == 0, "%d of %d rounds wrong, first round %d", bad,
+          ROUNDS, first);
+    nvshmem_barrier_all();
+    local_free(seen);
+    nvshmem_free(words);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "env";
     int me, n;
@@ -538,6 +620,7 @@ int main(int argc, char **argv) {
     n = nvshmem_n_pes();
     query_checks(me, n);
     if (n >= 1 && me >= 0) rma_checks(me, n);
+    if (n >= 1 && me >= 0) barrier_rounds(me, n);
     if (n >= 1 && me >= 0) coll_checks(me, n);
     nvshmem_finalize();
     CHECK("finalized", nvshmemx_init_status() != NVSHMEM_STATUS_IS_INITIALIZED, "status %d",

@@ -68,6 +68,7 @@ enum Kernel {
     SignalAdd,
     Amo,
     Wait,
+    BarrierArrive,
 }
 
 /// The most parameters any kernel takes.
@@ -75,7 +76,7 @@ const MAX_PARAMS: usize = 10;
 
 impl Kernel {
     /// Every kernel, in the order of [`HostKernels`]'s function table.
-    const ALL: [Kernel; 7] = [
+    const ALL: [Kernel; 8] = [
         Kernel::Store8,
         Kernel::Store16,
         Kernel::Store32,
@@ -83,6 +84,7 @@ impl Kernel {
         Kernel::SignalAdd,
         Kernel::Amo,
         Kernel::Wait,
+        Kernel::BarrierArrive,
     ];
 
     /// The `.entry` name in the PTX.
@@ -95,6 +97,7 @@ impl Kernel {
             Kernel::SignalAdd => "niin_signal_add",
             Kernel::Amo => "niin_amo",
             Kernel::Wait => "niin_wait",
+            Kernel::BarrierArrive => "niin_barrier_arrive",
         }
     }
 
@@ -111,6 +114,8 @@ impl Kernel {
             // (addr, nelems, width, signed, cmp, value, values, status, timeout_ns,
             //  timeout_record)
             Kernel::Wait => &[U64, U64, U32, U32, U32, U64, U64, U64, U64, U64],
+            // (counter, bases, flag_offset, n)
+            Kernel::BarrierArrive => &[U64, U64, U64, U32],
         }
     }
 }
@@ -411,6 +416,52 @@ impl HostKernels {
         ];
         // SAFETY: the caller vouches for both words.
         unsafe { self.launch(stream, Kernel::Amo, &mut args) }
+    }
+
+    /// Enqueues one arrival at a central barrier of `n` PEs (`niin_barrier_arrive`): adds
+    /// one to the `u32` count at `counter`; the arrival that completes the count sets it
+    /// back to 0 and stores 1 in the `u32` release flag at `bases[i] + flag_offset` of
+    /// every member `i` (`bases`: a device array of `n` addresses). The kernel never
+    /// waits; the caller enqueues the wait for its own flag (a stream wait-value) and its
+    /// reset after it.
+    ///
+    /// # Safety
+    ///
+    /// `counter` must be a 4-aligned word of device or mapped peer memory, `bases` `n`
+    /// 8-byte device words, and every `bases[i] + flag_offset` a 4-aligned word of device
+    /// or mapped peer memory, all valid until the kernel has run; every member must use
+    /// the same `counter`, `n` and flags.
+    pub unsafe fn barrier_arrive(
+        &self,
+        stream: &Stream,
+        counter: u64,
+        bases: u64,
+        flag_offset: u64,
+        n: usize,
+    ) -> Result<()> {
+        check_word("barrier_arrive", "counter", counter, 4)?;
+        check_word("barrier_arrive", "bases", bases, 8)?;
+        if flag_offset % 4 != 0 {
+            return Err(CudaError::BadArgument {
+                what: format!("barrier_arrive: flag offset {flag_offset:#x} is not 4-aligned"),
+            });
+        }
+        let n = match u32::try_from(n) {
+            Ok(n) if n >= 2 => n,
+            _ => {
+                return Err(CudaError::BadArgument {
+                    what: format!("barrier_arrive: {n} PEs; the kernel takes 2 to 2^32 - 1"),
+                });
+            }
+        };
+        let mut args = [
+            Arg::U64(counter),
+            Arg::U64(bases),
+            Arg::U64(flag_offset),
+            Arg::U32(n),
+        ];
+        // SAFETY: the caller vouches for the counter, the table and the flags.
+        unsafe { self.launch(stream, Kernel::BarrierArrive, &mut args) }
     }
 
     /// Enqueues a wait (`niin_wait`): later work on `stream` runs once every word of

@@ -15,7 +15,8 @@
 //! | stream wait, EQ (any) or GE (unsigned), 4/8 bytes | `cuStreamWaitValue32/64` (GE is the driver's cyclic `(int)(*addr - value) >= 0`, as in NVSHMEM: equal to `>=` while the values are less than 2^31 / 2^63 apart) |
 //! | other stream waits | a polling kernel with a deadline (`NIIN_TIMEOUT`) |
 //! | blocking waits | host polling of the word with a deadline |
-//! | barrier over all PEs | `ncclAllReduce` of one integer on the stream |
+//! | barrier over all PEs, all LSA peers | a central barrier: a one-thread arrival kernel, then `cuStreamWaitValue32` on this PE's release flag and its reset (see "Barriers over all PEs"); blocking: the same on the internal stream, polled with a deadline |
+//! | barrier over all PEs, some on other nodes (or `NIIN_BARRIER=nccl`) | `ncclAllReduce` of one integer on the stream |
 //! | blocking barrier over a sub-team | a central, self-resetting counter in the control area after the heap (one word per team handle at the team's PE 0), advanced with the AMO kernel and polled from the host |
 //! | barrier over a sub-team on a stream | arrival counters in the control area (two per team handle on every PE): `signal_add` kernels to every other member's counter, then the wait kernel (with its deadline) on this PE's own; see "Stream barriers of sub-teams" |
 //! | collectives (reduce, reducescatter, broadcast, fcollect, alltoall) of a team of LSA peers | a barrier, copy-engine copies or one generated reduction kernel, a barrier, on the stream (`coll.rs`) |
@@ -23,6 +24,28 @@
 //! [`Order::Now`] operations run on an internal stream and are synchronized before the
 //! call returns; [`Order::Stream`] operations are enqueued on the caller's stream (a
 //! `CUstream` value; 0 is the legacy default stream) and return at once.
+//!
+//! ## Barriers over all PEs
+//!
+//! Where every PE is an LSA peer of every other and every PE's device has stream memory
+//! operations (agreed by all PEs at start, with `NIIN_BARRIER`, [`BarrierPath`]), a
+//! barrier of a team of all PEs is a central barrier on two `u32` words per team handle
+//! in the control area (`stream_barrier.rs`): an arrival count at the team's first PE and
+//! a release flag at every PE. Each PE enqueues `niin_barrier_arrive` (a release fence,
+//! then an atomic add to the count; the add that completes the count resets it and sets
+//! every PE's flag), then `cuStreamWaitValue32(flag == 1)` and
+//! `cuStreamWriteValue32(flag = 0)`. Why not `ncclAllReduce`: its kernel spins on the GPU
+//! until every rank has joined, and PEs that share a GPU run by time-slicing, so a late
+//! PE's work waits for the spinning one's time slice (4.5 ms a barrier on an H100 with 2
+//! PEs); a stream wait-value is done by the GPU's front end, which yields. No value
+//! depends on the call, so a captured barrier replays correctly from a CUDA graph.
+//! Barriers on the internal stream (blocking ones, and those of blocking collectives) use
+//! a second pair of words, so an arrival of a stream barrier still in flight is never
+//! counted for a blocking one. As with any barrier, one PE's barriers of a team on
+//! application streams must be ordered (one stream, or streams the application orders).
+//! A stream barrier that a PE never joins blocks its stream (wait-values have no
+//! deadline, as `ncclAllReduce` has none); a blocking one times out after
+//! `NIIN_TIMEOUT` with an error.
 //!
 //! ## Stream barriers of sub-teams
 //!
@@ -65,7 +88,11 @@
 //! - Why the wait kernel and not `cuStreamWaitValue64` GE: the same work on the stream,
 //!   but a deadline (`NIIN_TIMEOUT`, reported by the next stream synchronize) instead of
 //!   a hang when a member never arrives, and an explicit acquire fence.
-//! - The world (all PEs) keeps `ncclAllReduce`, which also serves worlds with GIN peers.
+//! - A team of all PEs takes the central barrier above, or `ncclAllReduce` (which also
+//!   serves worlds with GIN peers). Sub-teams keep the counters: a central count
+//!   self-resets, which is safe only while every user of the handle's words belongs to
+//!   every team of that handle (true of teams of all PEs), as a PE outside the old team
+//!   could arrive at a new team's barrier before the old one's reset.
 //!
 //! Limits: a sub-team barrier needs a team handle < [`MAX_BARRIER_TEAMS`] and, on a
 //! stream, every member an LSA peer of this PE (errors name the value); a stream barrier
@@ -82,7 +109,8 @@ mod stream_barrier;
 
 pub use registered::{HEAP_REMAP_VAR, MAX_REGISTERED, REGISTRATION_VA_BYTES};
 use registered::{Placement, Registered};
-use stream_barrier::{CONTROL_BYTES, StreamBarriers};
+pub use stream_barrier::{BARRIER_VAR, BarrierPath};
+use stream_barrier::{CONTROL_BYTES, Central, StreamBarriers};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -113,42 +141,46 @@ fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
     }
 }
 
-/// Checks that every PE has the same `NIIN_HOST_COLL` on the `n_pes`-rank world `comm`
-/// (collective): under `nccl` every team split is an `ncclCommSplit`, which would wait
-/// forever for PEs that skip it. One all-reduce of the number of PEs with `nccl` in
-/// `word` (8 bytes of device memory) on `stream`.
-fn same_on_every_pe(
+/// What every PE must agree on at start (collective): each PE's `NIIN_HOST_COLL` (under
+/// `nccl` every team split is an `ncclCommSplit`, which would wait forever for PEs that
+/// skip it: different values are an error) and whether it can take the central barrier
+/// over all PEs ([`BarrierPath`]; used only if every PE can). One all-reduce of two counts
+/// in `word` (8 bytes of device memory) on `stream`; returns whether every PE can take
+/// the central barrier.
+fn agree_on_every_pe(
     comm: &Comm,
     word: &DeviceBuffer,
     stream: &Stream,
     host_coll: HostCollPath,
+    central_here: bool,
     pe: usize,
     n_pes: usize,
-) -> Result<()> {
+) -> Result<bool> {
     let mine = i32::from(host_coll == HostCollPath::Nccl);
-    let mut count = mine;
+    let mut counts = [mine, i32::from(central_here)];
     let at = word.ptr();
-    // SAFETY: `at` is 8 bytes of device memory owned by `word`; `count` is a live local
-    // i32, and the copy is synchronous.
-    unsafe { cuda::memcpy_sync(at, std::ptr::addr_of!(count) as u64, 4) }.map_err(cuda_err)?;
-    // SAFETY: the all-reduce reads and writes 4 bytes at `at` (above), enqueued on `stream`;
+    // SAFETY: `at` is 8 bytes of device memory owned by `word`; `counts` is a live local
+    // array of 8 bytes, and the copy is synchronous.
+    unsafe { cuda::memcpy_sync(at, counts.as_ptr() as u64, 8) }.map_err(cuda_err)?;
+    // SAFETY: the all-reduce reads and writes 2 i32 at `at` (above), enqueued on `stream`;
     // the communicator is live.
-    unsafe { comm.all_reduce_sum_i32(at as *const i32, at as *mut i32, 1, stream.raw() as *mut _) }
+    unsafe { comm.all_reduce_sum_i32(at as *const i32, at as *mut i32, 2, stream.raw() as *mut _) }
         .map_err(nccl_err)?;
     stream.synchronize().map_err(cuda_err)?;
     // SAFETY: as the first copy; the all-reduce is complete (the stream is synchronized).
-    unsafe { cuda::memcpy_sync(std::ptr::addr_of_mut!(count) as u64, at, 4) }.map_err(cuda_err)?;
-    if count != 0 && count as usize != n_pes {
+    unsafe { cuda::memcpy_sync(counts.as_mut_ptr() as u64, at, 8) }.map_err(cuda_err)?;
+    let [nccl, central] = counts;
+    if nccl != 0 && nccl as usize != n_pes {
         return Err(TransportError::BadArgument {
             op: "nvshmem_init",
             what: format!(
-                "{HOST_COLL_VAR}=nccl is set on {count} of {n_pes} PEs (on PE {pe}: {}): \
+                "{HOST_COLL_VAR}=nccl is set on {nccl} of {n_pes} PEs (on PE {pe}: {}): \
                  every PE must set the same value",
                 if mine == 1 { "set" } else { "not set" }
             ),
         });
     }
-    Ok(())
+    Ok(central as usize == n_pes)
 }
 
 /// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`). The
@@ -225,6 +257,9 @@ pub struct LsaTransport {
     /// the stream is synchronized.
     pending: Mutex<HashMap<u64, Vec<DeviceBuffer>>>,
     use_stream_mem_ops: bool,
+    /// Barriers over all PEs take the central barrier (agreed by every PE at start; see
+    /// "Barriers over all PEs" in the module docs), not `ncclAllReduce`.
+    central_world: bool,
     finalized: AtomicBool,
     /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
     /// with PEs on other nodes"); dropped before the world's.
@@ -270,6 +305,7 @@ impl LsaTransport {
     ) -> Result<LsaTransport> {
         device.make_current().map_err(cuda_err)?;
         let host_coll = HostCollPath::parse(std::env::var(HOST_COLL_VAR).ok().as_deref())?;
+        let barrier_path = BarrierPath::parse(std::env::var(BARRIER_VAR).ok().as_deref())?;
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
@@ -316,9 +352,20 @@ impl LsaTransport {
         internal.synchronize().map_err(cuda_err)?;
         let kernels = HostKernels::load(&device).map_err(cuda_err)?;
         let barrier_word = DeviceBuffer::alloc(8).map_err(cuda_err)?;
-        if n_pes > 1 {
-            same_on_every_pe(&comm, &barrier_word, &internal, host_coll, pe, n_pes)?;
-        }
+        let use_stream_mem_ops = device.supports_stream_mem_ops().unwrap_or(false);
+        let central_here = barrier_path == BarrierPath::Auto
+            && use_stream_mem_ops
+            && bases.iter().all(Option::is_some);
+        let central_world = n_pes > 1
+            && agree_on_every_pe(
+                &comm,
+                &barrier_word,
+                &internal,
+                host_coll,
+                central_here,
+                pe,
+                n_pes,
+            )?;
         let table: Vec<u64> = bases.iter().map(|b| b.unwrap_or(0)).collect();
         let bases_on_device = DeviceBuffer::alloc(8 * n_pes).map_err(cuda_err)?;
         // SAFETY: `bases_on_device` holds `8 * n_pes` bytes, the size of `table`, which
@@ -326,7 +373,6 @@ impl LsaTransport {
         unsafe { cuda::memcpy_sync(bases_on_device.ptr(), table.as_ptr() as u64, 8 * n_pes) }
             .map_err(cuda_err)?;
         let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
-        let use_stream_mem_ops = device.supports_stream_mem_ops().unwrap_or(false);
         Ok(LsaTransport {
             pe,
             n_pes,
@@ -346,6 +392,7 @@ impl LsaTransport {
             streams: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             use_stream_mem_ops,
+            central_world,
             finalized: AtomicBool::new(false),
             registered,
             window: Arc::new(window),
@@ -710,6 +757,75 @@ impl LsaTransport {
         unsafe { self.kernels.wait(s, spec) }.map_err(cuda_err)
     }
 
+    /// Enqueues on `s` the central barrier of `team`, a team of all PEs (every one an LSA
+    /// peer): the arrival kernel on the count at the first PE, a stream wait until this
+    /// PE's release flag is 1, and the flag's reset (see "Barriers over all PEs").
+    fn enqueue_central_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
+        let slot = Self::barrier_slot(team)?;
+        // Blocking operations (the internal stream) and application streams use separate
+        // words: neither counts an arrival of the other that is still in flight.
+        let which = if s.raw() == self.internal.raw() {
+            Central::Blocking
+        } else {
+            Central::Stream
+        };
+        if team.size < 2 {
+            return Ok(());
+        }
+        let count = self.base(team.start)?
+            + self.heap_size
+            + stream_barrier::central_count_offset(slot, which);
+        let flag_offset = self.heap_size + stream_barrier::central_flag_offset(slot, which);
+        let flag = self.base(self.pe)? + flag_offset;
+        // SAFETY: the count and every member's flag are 4-aligned words of the control
+        // areas after mapped LSA heaps (all PEs are LSA peers: `central_world`), and
+        // `bases_on_device` holds every PE's heap base; all live as long as `self`.
+        unsafe {
+            self.kernels.barrier_arrive(
+                s,
+                count,
+                self.bases_on_device.ptr(),
+                flag_offset,
+                team.size,
+            )
+        }
+        .map_err(cuda_err)?;
+        // SAFETY: `flag` is this PE's own control word (above).
+        unsafe { cuda::wait_value_32(s, flag, 1, cuda::WaitCond::Eq) }.map_err(cuda_err)?;
+        // SAFETY: as above.
+        unsafe { cuda::write_value_32(s, flag, 0) }.map_err(cuda_err)
+    }
+
+    /// Runs a blocking barrier over all PEs: the central barrier on the internal stream,
+    /// then a wait for the stream with the deadline (`NIIN_TIMEOUT`), polling from the
+    /// host instead of a synchronize that would never return if a PE never arrives.
+    fn central_barrier_now(&self, team: TeamSync) -> Result<()> {
+        self.enqueue_central_barrier(&self.internal, team)?;
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(1);
+        while !self.internal.query_done().map_err(cuda_err)? {
+            if start.elapsed() > self.timeout {
+                return Err(TransportError::Timeout {
+                    pe: self.pe,
+                    op: "barrier",
+                    waited: start.elapsed(),
+                    detail: format!(
+                        "team {} of all {} PEs: not every PE arrived (or this PE's earlier \
+                         work on the internal stream has not finished)",
+                        team.team, self.n_pes
+                    ),
+                });
+            }
+            if pause > Duration::from_micros(1) {
+                std::thread::sleep(pause);
+            } else {
+                std::hint::spin_loop();
+            }
+            pause = (pause * 2).min(Duration::from_micros(50));
+        }
+        self.kernels.check_timeout().map_err(cuda_err)
+    }
+
     /// Enqueues on `s` a barrier of `team`: an all-reduce on its communicator
     /// ([`LsaTransport::team_comm`]; the world's for the world), else the stream barrier of
     /// a sub-team of LSA peers.
@@ -727,6 +843,9 @@ impl LsaTransport {
             )?;
             return self.enqueue_team_barrier(s, team);
         };
+        if self.central_world && team.is_world(self.n_pes) {
+            return self.enqueue_central_barrier(s, team);
+        }
         let word = self.barrier_word.ptr();
         // SAFETY: `word` is 8 bytes of device memory owned by this transport (its value is
         // never read: barriers of several teams may share it); the communicator is live;
@@ -1289,6 +1408,9 @@ impl Transport for LsaTransport {
         if comm.is_none() && order == Order::Now {
             // A sub-team of LSA peers, blocking: host atomics, no stream work.
             return self.team_barrier_now(team);
+        }
+        if order == Order::Now && self.central_world && team.is_world(self.n_pes) {
+            return self.central_barrier_now(team);
         }
         self.on(order, |s| self.enqueue_barrier_on(s, team, comm))
     }

@@ -7,7 +7,38 @@
 use std::collections::HashMap;
 
 use super::MAX_BARRIER_TEAMS;
+use crate::error::TransportError;
 use crate::ops::TeamSync;
+
+/// The variable that picks how barriers over all PEs run.
+pub const BARRIER_VAR: &str = "NIIN_BARRIER";
+
+/// How barriers (and syncs) over all PEs run on the LSA transport (`NIIN_BARRIER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierPath {
+    /// `auto` (the default): the central barrier (`niin_barrier_arrive`, then a stream
+    /// wait-value on this PE's release flag) where every PE is an LSA peer of every other
+    /// and every PE's device has stream memory operations and did not choose `nccl`;
+    /// else as `nccl`. Nothing spins on the GPU while a PE is late.
+    Auto,
+    /// `nccl`: an `ncclAllReduce` of one integer (a kernel that spins until every rank
+    /// has joined). One PE choosing it makes every PE use it.
+    Nccl,
+}
+
+impl BarrierPath {
+    /// Parses the variable's value (unset: `Auto`); an error names a bad value.
+    pub fn parse(value: Option<&str>) -> Result<BarrierPath, TransportError> {
+        match value.map(str::trim) {
+            None | Some("") | Some("auto") => Ok(BarrierPath::Auto),
+            Some("nccl") => Ok(BarrierPath::Nccl),
+            Some(other) => Err(TransportError::BadArgument {
+                op: "nvshmem_init",
+                what: format!("{BARRIER_VAR}={other:?}: expected auto or nccl"),
+            }),
+        }
+    }
+}
 
 /// Offset in the control area of the blocking barrier word of team handle `slot` (the
 /// word of the team's PE 0; `MAX_BARRIER_TEAMS` words from offset 0).
@@ -22,9 +53,46 @@ const STREAM_COUNTERS: usize = MAX_BARRIER_TEAMS * 8;
 /// Bytes of stream-barrier counters: two `u64`s per team handle.
 const STREAM_COUNTER_BYTES: usize = MAX_BARRIER_TEAMS * 16;
 
-/// Bytes of the control area after the heap: the blocking barrier words, then the
+/// Offset in the control area of the first central-barrier word pair: after the
 /// stream-barrier counters.
-pub(super) const CONTROL_BYTES: usize = STREAM_COUNTERS + STREAM_COUNTER_BYTES;
+const CENTRAL: usize = STREAM_COUNTERS + STREAM_COUNTER_BYTES;
+
+/// Bytes of central-barrier words: per team handle two pairs of a `u32` arrival count and
+/// a `u32` release flag, one for barriers on application streams and one for blocking
+/// barriers (run on the internal stream), so that a blocking barrier never counts an
+/// arrival of a stream barrier still in flight, or the other way round.
+const CENTRAL_BYTES: usize = MAX_BARRIER_TEAMS * 16;
+
+/// Which pair of central-barrier words a barrier uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Central {
+    /// A barrier enqueued on an application's stream.
+    Stream,
+    /// A blocking barrier (on the internal stream, waited for by the host).
+    Blocking,
+}
+
+/// Bytes of the control area after the heap: the blocking barrier words, the
+/// stream-barrier counters, then the central-barrier words.
+pub(super) const CONTROL_BYTES: usize = CENTRAL + CENTRAL_BYTES;
+
+/// Offset in the control area of the arrival count of team handle `slot`'s central
+/// barrier of kind `which` (`niin_barrier_arrive`; used in the control area of the team's
+/// first PE).
+pub(super) fn central_count_offset(slot: usize, which: Central) -> u64 {
+    debug_assert!(slot < MAX_BARRIER_TEAMS);
+    let pair = match which {
+        Central::Stream => 0,
+        Central::Blocking => 8,
+    };
+    (CENTRAL + slot * 16 + pair) as u64
+}
+
+/// Offset in the control area of this PE's release flag of team handle `slot`'s central
+/// barrier of kind `which` (set by the last arriver, cleared by the PE after its wait).
+pub(super) fn central_flag_offset(slot: usize, which: Central) -> u64 {
+    central_count_offset(slot, which) + 4
+}
 
 /// Offset in the control area of this PE's stream-barrier counter `parity` (0 or 1) of
 /// team handle `slot` (`slot < MAX_BARRIER_TEAMS`).
@@ -149,16 +217,42 @@ mod tests {
         assert_eq!(stream_counter_offset(0, 1), STREAM_COUNTERS as u64 + 8);
         assert_eq!(stream_counter_offset(3, 1), STREAM_COUNTERS as u64 + 56);
         let last = stream_counter_offset(MAX_BARRIER_TEAMS - 1, 1);
-        assert_eq!(last + 8, CONTROL_BYTES as u64);
-        // Every word 8-aligned and distinct.
-        let mut all: Vec<u64> = (0..MAX_BARRIER_TEAMS)
+        let (st, bl) = (Central::Stream, Central::Blocking);
+        assert_eq!(last + 8, central_count_offset(0, st));
+        assert_eq!(central_flag_offset(0, st), central_count_offset(0, st) + 4);
+        assert_eq!(central_count_offset(0, bl), central_count_offset(0, st) + 8);
+        assert_eq!(
+            central_flag_offset(MAX_BARRIER_TEAMS - 1, bl) + 4,
+            CONTROL_BYTES as u64
+        );
+        // Every 8-byte word 8-aligned, every central word 4-aligned, all distinct.
+        let mut wide: Vec<u64> = (0..MAX_BARRIER_TEAMS)
             .flat_map(|s| [stream_counter_offset(s, 0), stream_counter_offset(s, 1)])
             .chain((0..MAX_BARRIER_TEAMS).map(blocking_word_offset))
             .collect();
-        assert!(all.iter().all(|o| o % 8 == 0));
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), 3 * MAX_BARRIER_TEAMS);
+        assert!(wide.iter().all(|o| o % 8 == 0));
+        let central: Vec<u64> = (0..MAX_BARRIER_TEAMS)
+            .flat_map(|s| [st, bl].map(|w| [central_count_offset(s, w), central_flag_offset(s, w)]))
+            .flatten()
+            .collect();
+        assert!(central.iter().all(|o| o % 4 == 0));
+        wide.extend(central);
+        wide.sort_unstable();
+        wide.dedup();
+        assert_eq!(wide.len(), 7 * MAX_BARRIER_TEAMS);
+    }
+
+    #[test]
+    fn barrier_path_parses_and_names_a_bad_value() {
+        assert_eq!(BarrierPath::parse(None).unwrap(), BarrierPath::Auto);
+        assert_eq!(
+            BarrierPath::parse(Some(" auto")).unwrap(),
+            BarrierPath::Auto
+        );
+        assert_eq!(BarrierPath::parse(Some("")).unwrap(), BarrierPath::Auto);
+        assert_eq!(BarrierPath::parse(Some("nccl")).unwrap(), BarrierPath::Nccl);
+        let e = BarrierPath::parse(Some("memops")).unwrap_err().to_string();
+        assert!(e.contains("NIIN_BARRIER=\"memops\""), "{e}");
     }
 
     #[test]
