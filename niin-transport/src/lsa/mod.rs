@@ -98,15 +98,25 @@
 //! stream, every member an LSA peer of this PE (errors name the value); a stream barrier
 //! over `n` PEs launches `n - 1` one-thread kernels plus the wait on each member;
 //! `cuStreamWaitValue` waits have no deadline (they are what NVSHMEM uses too) — kernel
-//! waits do. On NCCL 2.28, which cannot tell the host the peers' addresses, only a world
-//! of one PE works (an error names the version for more).
+//! waits do.
+//!
+//! ## Peer addresses
+//!
+//! The heap base of every LSA peer comes from `ncclGetPeerDevicePointer` (2.29.2+). NCCL
+//! 2.28 has no host query of it; there (or with `NIIN_PEER_ADDRESSES=descriptor`) the
+//! transport reads the heap window's device-side descriptor, which gives NCCL's flat
+//! range and this PE's LSA rank, and shares every PE's LSA rank in one all-reduce
+//! (`flat_layout.rs`): the same addresses the device API computes.
 
 mod coll;
 pub mod device_support;
+mod flat_layout;
 pub use coll::{HOST_COLL_VAR, HostCollPath};
 mod registered;
 mod stream_barrier;
 
+use flat_layout::FlatLayout;
+pub use flat_layout::{PEER_ADDRESSES_VAR, PeerAddresses};
 pub use registered::{HEAP_REMAP_VAR, MAX_REGISTERED, REGISTRATION_VA_BYTES};
 use registered::{Placement, Registered};
 pub use stream_barrier::{BARRIER_VAR, BarrierPath};
@@ -181,6 +191,75 @@ fn agree_on_every_pe(
         });
     }
     Ok(central as usize == n_pes)
+}
+
+/// Reads the flat layout of `window` from its device-side descriptor, for PE `pe` of
+/// `n_pes` (`flat_layout.rs`); an error says why the descriptor cannot be used.
+fn read_flat_layout(window: &Window, pe: usize, n_pes: usize) -> Result<FlatLayout> {
+    let at = window.raw() as u64;
+    let refuse = |why: String| TransportError::NotImplemented {
+        what: format!(
+            "host operations between {n_pes} PEs on NCCL {}: the LSA peers' addresses come \
+             from the window's device-side descriptor, and {why}",
+            window.comm().nccl().version()
+        ),
+    };
+    cuda::address_range(at).map_err(|e| {
+        refuse(format!(
+            "the window handle {at:#x} is not device memory ({e}): NCCL made no symmetric \
+             window"
+        ))
+    })?;
+    let mut bytes = [0u8; flat_layout::PREFIX_BYTES];
+    // SAFETY: `at` is device memory of this process (checked above) holding the window's
+    // descriptor, at least PREFIX_BYTES long; `bytes` is a live local array of that size,
+    // and the copy is synchronous.
+    unsafe { cuda::memcpy_sync(bytes.as_mut_ptr() as u64, at, bytes.len()) }.map_err(cuda_err)?;
+    FlatLayout::decode(&bytes, pe, n_pes).map_err(refuse)
+}
+
+/// Every PE's LSA rank, from one all-reduce of `n_pes` `i32`s (each PE adds its own
+/// `lsa_rank + 1` at its index) on `stream` (collective).
+fn share_lsa_ranks(
+    comm: &Comm,
+    stream: &Stream,
+    lsa_rank: usize,
+    pe: usize,
+    n_pes: usize,
+) -> Result<Vec<usize>> {
+    let mut ranks = vec![0i32; n_pes];
+    ranks[pe] = i32::try_from(lsa_rank + 1).map_err(|_| TransportError::Gpu {
+        what: format!("LSA rank {lsa_rank} does not fit an i32"),
+    })?;
+    let bytes = 4 * n_pes;
+    let buf = DeviceBuffer::alloc(bytes).map_err(cuda_err)?;
+    let at = buf.ptr();
+    // SAFETY: `buf` holds `bytes` bytes, the size of `ranks`, a live local vector; the
+    // copy is synchronous.
+    unsafe { cuda::memcpy_sync(at, ranks.as_ptr() as u64, bytes) }.map_err(cuda_err)?;
+    // SAFETY: the all-reduce reads and writes the `n_pes` i32 of `buf` on `stream`; the
+    // communicator is live. Synchronized below, before the copy back.
+    unsafe {
+        comm.all_reduce_sum_i32(
+            at as *const i32,
+            at as *mut i32,
+            n_pes,
+            stream.raw() as *mut _,
+        )
+    }
+    .map_err(nccl_err)?;
+    stream.synchronize().map_err(cuda_err)?;
+    // SAFETY: as the first copy, the other way; the all-reduce has completed.
+    unsafe { cuda::memcpy_sync(ranks.as_mut_ptr() as u64, at, bytes) }.map_err(cuda_err)?;
+    ranks
+        .iter()
+        .enumerate()
+        .map(|(p, &r)| {
+            usize::try_from(r - 1).map_err(|_| TransportError::Gpu {
+                what: format!("PE {p} shared no LSA rank (got {r})"),
+            })
+        })
+        .collect()
 }
 
 /// Team handles a host barrier over a sub-team can use (`0..MAX_BARRIER_TEAMS`). The
@@ -260,6 +339,11 @@ pub struct LsaTransport {
     /// Barriers over all PEs take the central barrier (agreed by every PE at start; see
     /// "Barriers over all PEs" in the module docs), not `ncclAllReduce`.
     central_world: bool,
+    /// More than one PE, and the LSA peers' addresses came from the heap window's
+    /// device-side descriptor (`flat_layout.rs`: NCCL 2.28, or
+    /// `NIIN_PEER_ADDRESSES=descriptor`), not from `ncclGetPeerDevicePointer`; registered
+    /// buffers are placed the same way.
+    from_descriptor: bool,
     finalized: AtomicBool,
     /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
     /// with PEs on other nodes"); dropped before the world's.
@@ -306,6 +390,13 @@ impl LsaTransport {
         device.make_current().map_err(cuda_err)?;
         let host_coll = HostCollPath::parse(std::env::var(HOST_COLL_VAR).ok().as_deref())?;
         let barrier_path = BarrierPath::parse(std::env::var(BARRIER_VAR).ok().as_deref())?;
+        let peer_addresses = PeerAddresses::parse(
+            std::env::var(PEER_ADDRESSES_VAR).ok().as_deref(),
+        )
+        .map_err(|what| TransportError::BadArgument {
+            op: "nvshmem_init",
+            what,
+        })?;
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
@@ -327,25 +418,35 @@ impl LsaTransport {
         let window = comm
             .register_window(heap.ptr(), total, flags)
             .map_err(nccl_err)?;
+        let internal = Stream::create().map_err(cuda_err)?;
         let mut bases = vec![None; n_pes];
         bases[pe] = Some(heap_base);
-        if n_pes > 1 {
-            if !nccl.capabilities().host_peer_pointers {
-                return Err(TransportError::NotImplemented {
-                    what: format!(
-                        "NCCL {} at {} has no ncclGetPeerDevicePointer (added in 2.29.2): host operations between {n_pes} PEs need NCCL >= 2.29.2",
-                        nccl.version(),
-                        nccl.path()
-                    ),
-                });
+        let from_descriptor =
+            peer_addresses == PeerAddresses::Descriptor || !nccl.capabilities().host_peer_pointers;
+        if n_pes > 1 && from_descriptor {
+            // NCCL 2.28 (or NIIN_PEER_ADDRESSES=descriptor): the window's device-side
+            // descriptor, and every PE's LSA rank (flat_layout.rs).
+            let layout = read_flat_layout(&window, pe, n_pes)?;
+            let lsa_ranks = share_lsa_ranks(&comm, &internal, layout.lsa_rank, pe, n_pes)?;
+            for (peer, member) in flat_layout::lsa_team(&lsa_ranks, pe)
+                .into_iter()
+                .enumerate()
+            {
+                if member && peer != pe {
+                    bases[peer] = Some(layout.address(lsa_ranks[peer]).ok_or_else(|| {
+                        TransportError::Gpu {
+                            what: format!("PE {peer}'s heap address overflows ({layout:?})"),
+                        }
+                    })?);
+                }
             }
+        } else if n_pes > 1 {
             for (peer, base) in bases.iter_mut().enumerate().filter(|(p, _)| *p != pe) {
                 *base = window
                     .peer_device_pointer(0, peer as i32)
                     .map_err(nccl_err)?;
             }
         }
-        let internal = Stream::create().map_err(cuda_err)?;
         // SAFETY: `heap_base` maps the `total` bytes of device memory owned by `heap`
         // (NCCL's mapping, or the transport's second mapping of it, held by `registered`).
         unsafe { cuda::memset_d8_async(heap_base, 0, total, &internal) }.map_err(cuda_err)?;
@@ -393,6 +494,7 @@ impl LsaTransport {
             pending: Mutex::new(HashMap::new()),
             use_stream_mem_ops,
             central_world,
+            from_descriptor,
             finalized: AtomicBool::new(false),
             registered,
             window: Arc::new(window),
@@ -454,6 +556,29 @@ impl LsaTransport {
     /// base plus the distance between the two windows in NCCL's flat range, which must be
     /// the same for every LSA peer (registered.rs has the why).
     fn alias_place(&self, window: &Window) -> Result<u64> {
+        let distance = if self.from_descriptor {
+            // NCCL's flat range holds every window at its own offset, each member's copy
+            // a stride after the previous member's, so two windows are as far apart as
+            // their member-0 copies, for every peer.
+            let of = |w: &Window| read_flat_layout(w, self.pe, self.n_pes).map(|l| l.flat_base);
+            i128::from(of(window)?) - i128::from(of(&self.window)?)
+        } else {
+            self.distance_from_peer_pointers(window)?
+        };
+        // Registered::add refuses a place inside the heap or outside the range after it.
+        u64::try_from(i128::from(self.base(self.pe)?) + distance).map_err(|_| {
+            TransportError::NotImplemented {
+                what: format!(
+                    "NCCL placed the registered buffer's window {distance:#x} bytes from the \
+                     heap's: its alias would lie outside the address space"
+                ),
+            }
+        })
+    }
+
+    /// The distance from the heap's window to `window` in NCCL's flat range, from
+    /// `ncclGetPeerDevicePointer`, checked to be the same for every LSA peer.
+    fn distance_from_peer_pointers(&self, window: &Window) -> Result<i128> {
         let flat = |w: &Window, pe: usize| -> Result<u64> {
             w.peer_device_pointer(0, pe as i32)
                 .map_err(nccl_err)?
@@ -479,15 +604,7 @@ impl LsaTransport {
                 });
             }
         }
-        // Registered::add refuses a place inside the heap or outside the range after it.
-        u64::try_from(i128::from(self.base(self.pe)?) + distance).map_err(|_| {
-            TransportError::NotImplemented {
-                what: format!(
-                    "NCCL placed the registered buffer's window {distance:#x} bytes from the \
-                     heap's: its alias would lie outside the address space"
-                ),
-            }
-        })
+        Ok(distance)
     }
 
     fn check_aligned(addr: SymAddr, align: usize) -> Result<()> {
@@ -1020,7 +1137,7 @@ impl Transport for LsaTransport {
             .comm
             .register_window(local, len as usize, self.window.flags())
             .map_err(nccl_err)?;
-        let at = if self.comm.nccl().capabilities().host_peer_pointers {
+        let at = if self.comm.nccl().capabilities().host_peer_pointers || self.from_descriptor {
             self.alias_place(&window)?
         } else {
             self.registered.free_spot(mapped)?

@@ -26,9 +26,10 @@
 //! address everywhere (`heap_base`: what `nvshmem_malloc` returns, and what device code
 //! adds its distances to). NCCL keeps registering and reaching the heap through its own
 //! mapping; both reach the same memory. Aliases of registered buffers land in the rest
-//! of the range. With NCCL 2.28 (no host pointer queries; a world of one PE, the only one
-//! that version supports) an alias is simply the first free spot there. If the range
-//! cannot be reserved, the heap keeps NCCL's address and registration is refused.
+//! of the range. Without `ncclGetPeerDevicePointer` (NCCL 2.28) the distance of step 2
+//! comes from the windows' device-side descriptors (`flat_layout.rs`), and in a world of
+//! one PE an alias is simply the first free spot. If the range cannot be reserved, the
+//! heap keeps NCCL's address and registration is refused.
 
 use std::sync::Mutex;
 
