@@ -155,11 +155,9 @@ fn nccl_err(e: crate::nccl::NcclError) -> TransportError {
 /// `nccl` every team split is an `ncclCommSplit`, which would wait forever for PEs that
 /// skip it: different values are an error) and whether it can take the central barrier
 /// over all PEs ([`BarrierPath`]; used only if every PE can). One all-reduce of two counts
-/// in `word` (8 bytes of device memory) on `stream`; returns whether every PE can take
-/// the central barrier.
+/// on `stream`; returns whether every PE can take the central barrier.
 fn agree_on_every_pe(
     comm: &Comm,
-    word: &DeviceBuffer,
     stream: &Stream,
     host_coll: HostCollPath,
     central_here: bool,
@@ -168,17 +166,7 @@ fn agree_on_every_pe(
 ) -> Result<bool> {
     let mine = i32::from(host_coll == HostCollPath::Nccl);
     let mut counts = [mine, i32::from(central_here)];
-    let at = word.ptr();
-    // SAFETY: `at` is 8 bytes of device memory owned by `word`; `counts` is a live local
-    // array of 8 bytes, and the copy is synchronous.
-    unsafe { cuda::memcpy_sync(at, counts.as_ptr() as u64, 8) }.map_err(cuda_err)?;
-    // SAFETY: the all-reduce reads and writes 2 i32 at `at` (above), enqueued on `stream`;
-    // the communicator is live.
-    unsafe { comm.all_reduce_sum_i32(at as *const i32, at as *mut i32, 2, stream.raw() as *mut _) }
-        .map_err(nccl_err)?;
-    stream.synchronize().map_err(cuda_err)?;
-    // SAFETY: as the first copy; the all-reduce is complete (the stream is synchronized).
-    unsafe { cuda::memcpy_sync(counts.as_mut_ptr() as u64, at, 8) }.map_err(cuda_err)?;
+    sum_on_every_pe(comm, stream, &mut counts)?;
     let [nccl, central] = counts;
     if nccl != 0 && nccl as usize != n_pes {
         return Err(TransportError::BadArgument {
@@ -191,6 +179,33 @@ fn agree_on_every_pe(
         });
     }
     Ok(central as usize == n_pes)
+}
+
+/// Replaces `values` with their sums over every PE (one `ncclAllReduce` of `i32`s, through
+/// a scratch device buffer, on `stream`, synchronized; collective).
+fn sum_on_every_pe(comm: &Comm, stream: &Stream, values: &mut [i32]) -> Result<()> {
+    let bytes = size_of_val(values).max(4);
+    let buf = DeviceBuffer::alloc(bytes).map_err(cuda_err)?;
+    let at = buf.ptr();
+    // SAFETY: `buf` holds `bytes` bytes, at least the size of `values`, a live slice; the
+    // copy is synchronous.
+    unsafe { cuda::memcpy_sync(at, values.as_ptr() as u64, size_of_val(values)) }
+        .map_err(cuda_err)?;
+    // SAFETY: the all-reduce reads and writes the `values.len()` i32 of `buf` on `stream`;
+    // the communicator is live. Synchronized below, before the copy back.
+    unsafe {
+        comm.all_reduce_sum_i32(
+            at as *const i32,
+            at as *mut i32,
+            values.len(),
+            stream.raw() as *mut _,
+        )
+    }
+    .map_err(nccl_err)?;
+    stream.synchronize().map_err(cuda_err)?;
+    // SAFETY: as the first copy, the other way; the all-reduce has completed.
+    unsafe { cuda::memcpy_sync(values.as_mut_ptr() as u64, at, size_of_val(values)) }
+        .map_err(cuda_err)
 }
 
 /// Reads the flat layout of `window` from its device-side descriptor, for PE `pe` of
@@ -231,26 +246,7 @@ fn share_lsa_ranks(
     ranks[pe] = i32::try_from(lsa_rank + 1).map_err(|_| TransportError::Gpu {
         what: format!("LSA rank {lsa_rank} does not fit an i32"),
     })?;
-    let bytes = 4 * n_pes;
-    let buf = DeviceBuffer::alloc(bytes).map_err(cuda_err)?;
-    let at = buf.ptr();
-    // SAFETY: `buf` holds `bytes` bytes, the size of `ranks`, a live local vector; the
-    // copy is synchronous.
-    unsafe { cuda::memcpy_sync(at, ranks.as_ptr() as u64, bytes) }.map_err(cuda_err)?;
-    // SAFETY: the all-reduce reads and writes the `n_pes` i32 of `buf` on `stream`; the
-    // communicator is live. Synchronized below, before the copy back.
-    unsafe {
-        comm.all_reduce_sum_i32(
-            at as *const i32,
-            at as *mut i32,
-            n_pes,
-            stream.raw() as *mut _,
-        )
-    }
-    .map_err(nccl_err)?;
-    stream.synchronize().map_err(cuda_err)?;
-    // SAFETY: as the first copy, the other way; the all-reduce has completed.
-    unsafe { cuda::memcpy_sync(ranks.as_mut_ptr() as u64, at, bytes) }.map_err(cuda_err)?;
+    sum_on_every_pe(comm, stream, &mut ranks)?;
     ranks
         .iter()
         .enumerate()
@@ -457,16 +453,8 @@ impl LsaTransport {
         let central_here = barrier_path == BarrierPath::Auto
             && use_stream_mem_ops
             && bases.iter().all(Option::is_some);
-        let central_world = n_pes > 1
-            && agree_on_every_pe(
-                &comm,
-                &barrier_word,
-                &internal,
-                host_coll,
-                central_here,
-                pe,
-                n_pes,
-            )?;
+        let central_world =
+            n_pes > 1 && agree_on_every_pe(&comm, &internal, host_coll, central_here, pe, n_pes)?;
         let table: Vec<u64> = bases.iter().map(|b| b.unwrap_or(0)).collect();
         let bases_on_device = DeviceBuffer::alloc(8 * n_pes).map_err(cuda_err)?;
         // SAFETY: `bases_on_device` holds `8 * n_pes` bytes, the size of `table`, which
@@ -694,33 +682,59 @@ impl LsaTransport {
         done: impl Fn(&[u64]) -> bool,
     ) -> Result<()> {
         let w = kind.width.bytes();
+        self.until_deadline(
+            op,
+            Duration::from_micros(200),
+            || {
+                let bytes = self.read_now(addr, n * w)?;
+                let words: Vec<u64> = bytes
+                    .chunks_exact(w)
+                    .map(|c| {
+                        let mut b = [0u8; 8];
+                        b[..w].copy_from_slice(c);
+                        u64::from_le_bytes(b)
+                    })
+                    .collect();
+                Ok((!done(&words)).then_some(words))
+            },
+            |words| {
+                format!(
+                    "{n} word(s) of {w} bytes at device address {addr:#x}; last values {words:?}"
+                )
+            },
+        )
+    }
+
+    /// Calls `check` until it returns `None` (done), pausing between calls (a spin at
+    /// first, then sleeps doubling up to `max_pause`); once `self.timeout` has passed, a
+    /// timeout error for `op` whose detail `detail` makes from the last `Some` state.
+    fn until_deadline<S>(
+        &self,
+        op: &'static str,
+        max_pause: Duration,
+        mut check: impl FnMut() -> Result<Option<S>>,
+        detail: impl Fn(&S) -> String,
+    ) -> Result<()> {
         let start = Instant::now();
         let mut pause = Duration::from_micros(1);
         loop {
-            let bytes = self.read_now(addr, n * w)?;
-            let words: Vec<u64> = bytes
-                .chunks_exact(w)
-                .map(|c| {
-                    let mut b = [0u8; 8];
-                    b[..w].copy_from_slice(c);
-                    u64::from_le_bytes(b)
-                })
-                .collect();
-            if done(&words) {
+            let Some(state) = check()? else {
                 return Ok(());
-            }
+            };
             if start.elapsed() > self.timeout {
                 return Err(TransportError::Timeout {
                     pe: self.pe,
                     op,
                     waited: start.elapsed(),
-                    detail: format!(
-                        "{n} word(s) of {w} bytes at device address {addr:#x}; last values {words:?}"
-                    ),
+                    detail: detail(&state),
                 });
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_micros(200));
+            if pause > Duration::from_micros(1) {
+                std::thread::sleep(pause);
+            } else {
+                std::hint::spin_loop();
+            }
+            pause = (pause * 2).min(max_pause);
         }
     }
 
@@ -782,29 +796,22 @@ impl LsaTransport {
             self.amo_raw(word, AmoOp::Set, (generation + 1) << 32)?;
             return Ok(());
         }
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(1);
-        loop {
-            let now = u64::from_le_bytes(self.read_now(word, 8)?.try_into().expect("8 bytes"));
-            if now >> 32 != generation {
-                return Ok(());
-            }
-            if start.elapsed() > self.timeout {
-                return Err(TransportError::Timeout {
-                    pe: self.pe,
-                    op: "barrier",
-                    waited: start.elapsed(),
-                    detail: format!(
-                        "team {}: {} of {} PEs arrived",
-                        team.team,
-                        now & 0xFFFF_FFFF,
-                        team.size
-                    ),
-                });
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_micros(100));
-        }
+        self.until_deadline(
+            "barrier",
+            Duration::from_micros(100),
+            || {
+                let now = u64::from_le_bytes(self.read_now(word, 8)?.try_into().expect("8 bytes"));
+                Ok((now >> 32 == generation).then_some(now))
+            },
+            |now| {
+                format!(
+                    "team {}: {} of {} PEs arrived",
+                    team.team,
+                    now & 0xFFFF_FFFF,
+                    team.size
+                )
+            },
+        )
     }
 
     /// The control-area slot of `team`'s handle, checked against [`MAX_BARRIER_TEAMS`].
@@ -918,28 +925,18 @@ impl LsaTransport {
     /// host instead of a synchronize that would never return if a PE never arrives.
     fn central_barrier_now(&self, team: TeamSync) -> Result<()> {
         self.enqueue_central_barrier(&self.internal, team)?;
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(1);
-        while !self.internal.query_done().map_err(cuda_err)? {
-            if start.elapsed() > self.timeout {
-                return Err(TransportError::Timeout {
-                    pe: self.pe,
-                    op: "barrier",
-                    waited: start.elapsed(),
-                    detail: format!(
-                        "team {} of all {} PEs: not every PE arrived (or this PE's earlier \
-                         work on the internal stream has not finished)",
-                        team.team, self.n_pes
-                    ),
-                });
-            }
-            if pause > Duration::from_micros(1) {
-                std::thread::sleep(pause);
-            } else {
-                std::hint::spin_loop();
-            }
-            pause = (pause * 2).min(Duration::from_micros(50));
-        }
+        self.until_deadline(
+            "barrier",
+            Duration::from_micros(50),
+            || Ok((!self.internal.query_done().map_err(cuda_err)?).then_some(())),
+            |()| {
+                format!(
+                    "team {} of all {} PEs: not every PE arrived (or this PE's earlier work \
+                     on the internal stream has not finished)",
+                    team.team, self.n_pes
+                )
+            },
+        )?;
         self.kernels.check_timeout().map_err(cuda_err)
     }
 
