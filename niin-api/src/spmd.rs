@@ -181,8 +181,11 @@ fn auto_unavailable(found: Option<String>) -> Error {
 
 /// Runs `f` on every PE of an in-process world of `n_pes` PEs (mock transport), one
 /// thread per PE, and returns the PEs' results in PE order. A PE that fails or panics
-/// makes the whole call fail with that PE's error (the first in PE order); the others
-/// are still joined (a PE stuck in a barrier with a failed peer times out loudly).
+/// makes the whole call fail with the error of the PE whose failure is the cause: the
+/// first to fail (or panic) in time among the PEs whose error is their own, not a report
+/// of another PE's failure ("PE 2 panicked; barrier cannot complete"); only when every
+/// error is such a report, the first of those. The others are still joined (a PE stuck
+/// in a wait with a failed peer ends when it notices, or times out loudly).
 pub fn run_in_process<R, F>(n_pes: usize, config: &WorldConfig, f: F) -> Result<Vec<R>>
 where
     R: Send,
@@ -190,34 +193,68 @@ where
 {
     let worlds = World::in_process(n_pes, config)?;
     let f = &f;
-    let results: Vec<Result<R>> = std::thread::scope(|s| {
+    // The order in which PEs failed.
+    let clock = std::sync::atomic::AtomicUsize::new(0);
+    let clock = &clock;
+    let tick = || clock.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    let results: Vec<(Result<R>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = worlds
             .into_iter()
             .enumerate()
             .map(|(pe, w)| {
                 std::thread::Builder::new()
                     .name(format!("niin-pe-{pe}"))
-                    .spawn_scoped(s, move || f(w))
+                    .spawn_scoped(s, move || {
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(w)));
+                        let r = r.unwrap_or_else(|payload| {
+                            let message = payload
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| payload.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "non-string panic payload".into());
+                            Err(Error::Panicked { pe, message })
+                        });
+                        let at = if r.is_err() { tick() } else { usize::MAX };
+                        (r, at)
+                    })
                     .map_err(|e| Error::Config(format!("cannot start the thread of PE {pe}: {e}")))
             })
             .collect();
         handles
             .into_iter()
-            .enumerate()
-            .map(|(pe, h)| match h {
-                Err(e) => Err(e),
-                Ok(h) => h.join().unwrap_or_else(|payload| {
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "non-string panic payload".into());
-                    Err(Error::Panicked { pe, message })
+            .map(|h| match h {
+                Err(e) => (Err(e), tick()),
+                // The closure catches panics; a join error cannot happen.
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    (Err(Error::Config("a PE thread panicked".into())), tick())
                 }),
             })
             .collect()
     });
-    results.into_iter().collect()
+    let cause = results
+        .iter()
+        .filter_map(|(r, at)| r.as_ref().err().map(|e| (is_consequence(e), *at)))
+        .min();
+    let Some(cause) = cause else {
+        return Ok(results.into_iter().filter_map(|(r, _)| r.ok()).collect());
+    };
+    let (r, _) = results
+        .into_iter()
+        .find(|(r, at)| {
+            r.as_ref()
+                .err()
+                .is_some_and(|e| (is_consequence(e), *at) == cause)
+        })
+        .expect("the cause is one of the results");
+    match r {
+        Err(e) => Err(e),
+        Ok(_) => unreachable!("the cause is an error"),
+    }
+}
+
+/// Whether `e` only reports another PE's failure.
+fn is_consequence(e: &Error) -> bool {
+    matches!(e, Error::Transport { source, .. } if source.is_consequence())
 }
 
 #[cfg(test)]
@@ -329,5 +366,49 @@ mod tests {
                 message: "boom".into()
             }
         );
+    }
+
+    #[test]
+    fn the_failing_pe_is_blamed_not_a_pe_that_reports_it() {
+        // PE 1 fails at once; PEs 0 and 2 then find it gone in their barrier.
+        let e = run_in_process(3, &WorldConfig::default(), |w| {
+            if w.my_pe() == 1 {
+                return Err(Error::Config("PE 1's own error".into()));
+            }
+            w.barrier_all()
+        })
+        .unwrap_err();
+        assert_eq!(e, Error::Config("PE 1's own error".into()));
+        let e = run_in_process(3, &WorldConfig::default(), |w| {
+            if w.my_pe() == 2 {
+                panic!("PE 2 panics");
+            }
+            w.barrier_all()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Panicked {
+                pe: 2,
+                message: "PE 2 panics".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_survivors_name_a_panicked_pe() {
+        let config = WorldConfig::default();
+        let mut worlds = World::in_process(2, &config).unwrap();
+        let doomed = worlds.pop().unwrap();
+        assert!(
+            std::thread::spawn(move || {
+                let _w = doomed;
+                panic!("PE 1 panics");
+            })
+            .join()
+            .is_err()
+        );
+        let e = worlds[0].barrier_all().unwrap_err().to_string();
+        assert_eq!(e, "PE 0: PE 1 panicked; barrier cannot complete");
     }
 }

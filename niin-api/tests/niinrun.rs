@@ -380,8 +380,81 @@ fn pes_die_when_niinrun_is_killed() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_groups_die(&pids.iter().map(|(pid, _)| *pid).collect::<Vec<_>>());
-    // Nobody is left to remove the rendezvous directory.
-    let _ = std::fs::remove_dir_all(&pids[0].1);
+}
+
+#[test]
+fn what_a_killed_niinrun_left_is_removed_by_the_next_one() {
+    let id = job_id("sigkilled");
+    let shm = PathBuf::from(format!("/dev/shm/niin-mock-{id}"));
+    let script = r#"echo "ready $$ $NIIN_RENDEZVOUS_DIR"; exec sleep 30"#;
+    let mut child = sh_job(&["-n", "2", SAFETY_TIMEOUT], script)
+        .env("NIIN_JOB_ID", &id)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (pids, _reader) = wait_ready_with_dir(&mut child, 2);
+    // As if PE 0 had created its mock job file and not yet unlinked it.
+    let have_shm = Path::new("/dev/shm").is_dir();
+    if have_shm {
+        std::fs::write(&shm, b"x").unwrap();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_groups_die(&pids.iter().map(|(pid, _)| *pid).collect::<Vec<_>>());
+    let dir = PathBuf::from(&pids[0].1);
+    assert!(dir.is_dir(), "nobody could remove {} yet", dir.display());
+    // Any next niinrun tidies up.
+    let (out, _) = run(niinrun().args(["-n", "1", "true"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!dir.exists(), "{} must be removed", dir.display());
+    if have_shm {
+        assert!(!shm.exists(), "{} must be removed", shm.display());
+    }
+}
+
+#[test]
+fn a_stale_mock_job_file_of_the_job_is_removed_before_the_launch() {
+    let id = job_id("stalefile");
+    let shm = PathBuf::from(format!("/dev/shm/niin-mock-{id}"));
+    if !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    std::fs::write(&shm, b"left by an earlier job").unwrap();
+    let script = r#"[ -e "/dev/shm/niin-mock-$NIIN_JOB_ID" ] && echo stale || echo clean"#;
+    let (out, _) = run(sh_job(&["-n", "1", SAFETY_TIMEOUT], script).env("NIIN_JOB_ID", &id));
+    let _ = std::fs::remove_file(&shm);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[pe 0] clean\n");
+}
+
+#[test]
+fn the_first_pe_to_fail_is_blamed_not_those_that_noticed() {
+    // PE 2 kills itself; PEs 0 and 1 watch its process and exit 5 the moment it is dead
+    // (a zombie), before niinrun has reaped it, as PEs finding a dead peer do.
+    let script = r#"d="$NIIN_RENDEZVOUS_DIR"
+        if [ "$NIIN_PE" = 2 ]; then
+            echo $$ > "$d/victim.tmp"; mv "$d/victim.tmp" "$d/victim"
+            while [ "$(ls "$d" | grep -c '^up-')" -lt 2 ]; do sleep 0.01; done
+            kill -9 $$
+        fi
+        while [ ! -e "$d/victim" ]; do sleep 0.01; done
+        v=$(cat "$d/victim"); : > "$d/up-$NIIN_PE"
+        while [ -e /proc/$v ] && [ "$(cut -d' ' -f3 /proc/$v/stat 2>/dev/null)" != Z ]; do :; done
+        echo "PE 2 died"; exit 5"#;
+    let (out, _) = run(&mut sh_job(&["-n", "3", SAFETY_TIMEOUT], script));
+    assert_eq!(out.status.code(), Some(137), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "niinrun: PE 2 killed by signal 9 (SIGKILL)\n"
+    );
+    // The others ended by themselves within the report window: they were not stopped.
+    let mut noticed: Vec<usize> = prefixed_lines(&out.stdout)
+        .into_iter()
+        .filter(|(_, l)| l == "PE 2 died")
+        .map(|(pe, _)| pe)
+        .collect();
+    noticed.sort_unstable();
+    assert_eq!(noticed, [0, 1]);
 }
 
 /// Like [`wait_ready`], for lines `ready <pid> <dir>`.

@@ -87,12 +87,14 @@ pub enum TransportError {
         cause: String,
     },
     /// Another PE of the job failed or left, so a collective cannot complete.
-    #[error("PE {pe} has failed or finalized; {op} cannot complete")]
+    #[error("PE {pe} {why}; {op} cannot complete")]
     PeerGone {
         /// The PE that is gone.
         pe: usize,
         /// The operation that needed it.
         op: &'static str,
+        /// How it left.
+        why: Departure,
     },
     /// The operation exists in NVSHMEM but this transport does not do it.
     #[error("not implemented: {what}")]
@@ -120,6 +122,42 @@ pub enum TransportError {
         /// This PE.
         pe: usize,
     },
+}
+
+/// How a PE left its job, as the PEs still waiting for it report it
+/// ([`TransportError::PeerGone`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Departure {
+    /// It called `finalize` (or dropped its transport, for example after an error).
+    Finalized,
+    /// Its thread panicked (a PE of an in-process world).
+    Panicked,
+    /// Its process ended without finalizing. `how` is the launcher's word on it when the
+    /// launcher told (niinrun: "killed by signal 9 (SIGKILL)", "exited with status 3"),
+    /// else "its process ended without finalizing".
+    Died {
+        /// How the process ended.
+        how: String,
+    },
+}
+
+impl std::fmt::Display for Departure {
+    /// `has finalized`, `panicked`, `died (killed by signal 9 (SIGKILL))`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Departure::Finalized => f.write_str("has finalized"),
+            Departure::Panicked => f.write_str("panicked"),
+            Departure::Died { how } => write!(f, "died ({how})"),
+        }
+    }
+}
+
+impl TransportError {
+    /// Whether this error only reports another PE's failure (a [`TransportError::PeerGone`]):
+    /// when several PEs fail, the one whose error is not a consequence is the cause.
+    pub fn is_consequence(&self) -> bool {
+        matches!(self, TransportError::PeerGone { .. })
+    }
 }
 
 /// Result of a transport operation.

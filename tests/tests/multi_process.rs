@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use niin_api::launch::{self, CleanupHook, LaunchSpec, OutputMode};
+use niin_api::launch::{self, CleanupHook, JobEnd, LaunchSpec, OutputMode, PeStatus};
+use niin_api::{World, WorldConfig};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_check_worker");
 
@@ -18,6 +19,9 @@ fn spec(n_pes: usize, args: &[&str]) -> LaunchSpec {
     spec.extra_env = vec![
         ("NIIN_TRANSPORT".into(), "mock".into()),
         ("NIIN_TIMEOUT".into(), "60".into()),
+        // Small heaps: the checks need little, and the job must fit a container's
+        // 64 MiB /dev/shm (the mock refuses a job that would not).
+        ("NVSHMEM_SYMMETRIC_SIZE".into(), "4M".into()),
     ];
     spec.cleanup.push(CleanupHook::mock_transport());
     spec
@@ -134,4 +138,114 @@ fn niinrun_binary_runs_the_checks_with_four_pes() {
             "{name}:\n{stdout}"
         );
     }
+}
+
+/// Tells this test binary, re-executed by the launcher as a PE, what to do.
+const ROLE_VAR: &str = "NIIN_TESTS_PE_ROLE";
+
+/// A PE's part, when [`ROLE_VAR`] is set (otherwise this test does nothing): joins the
+/// world, then `kill-pe-1`: PE 1 kills itself with SIGKILL, the others go into a barrier
+/// and exit 5 with its error on stderr.
+#[test]
+fn pe_entry() {
+    let Ok(role) = std::env::var(ROLE_VAR) else {
+        return;
+    };
+    let w = WorldConfig::from_env()
+        .and_then(|c| World::init_with_config(&c))
+        .unwrap_or_else(|e| {
+            eprintln!("pe_entry: init: {e}");
+            std::process::exit(3)
+        });
+    match role.as_str() {
+        "kill-pe-1" if w.my_pe() == 1 => {
+            let me = std::process::id().to_string();
+            let _ = Command::new("kill").args(["-9", &me]).status();
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        "kill-pe-1" => {
+            if let Err(e) = w.barrier_all() {
+                eprintln!("survivor: {e}");
+                std::process::exit(5);
+            }
+        }
+        other => panic!("unknown role {other:?}"),
+    }
+}
+
+/// A job of `n_pes` processes of this test binary playing `role` (see [`pe_entry`]).
+fn role_spec(n_pes: usize, role: &str) -> LaunchSpec {
+    let mut spec = spec(n_pes, &["pe_entry", "--exact", "--nocapture", "-q"]);
+    spec.program = std::env::current_exe().unwrap();
+    spec.extra_env.push((ROLE_VAR.into(), role.into()));
+    spec
+}
+
+#[test]
+fn the_pe_that_died_is_blamed_and_the_survivors_say_how_it_died() {
+    let outcome = launch::run(&role_spec(3, "kill-pe-1")).unwrap();
+    let stderr = |pe: usize| String::from_utf8_lossy(&outcome.pes[pe].stderr).into_owned();
+    assert_eq!(
+        outcome.end,
+        JobEnd::PeFailed {
+            pe: 1,
+            status: PeStatus::Signaled {
+                signal: 9,
+                core_dumped: false
+            }
+        },
+        "PE 0: {}\nPE 2: {}",
+        stderr(0),
+        stderr(2)
+    );
+    assert_eq!(outcome.exit_code(), 137);
+    for pe in [0, 2] {
+        assert_eq!(
+            outcome.pes[pe].status,
+            PeStatus::Exited(5),
+            "{}",
+            stderr(pe)
+        );
+        assert!(
+            stderr(pe).contains(&format!(
+                "survivor: PE {pe}: PE 1 died (killed by signal 9 (SIGKILL)); barrier cannot \
+                 complete"
+            )),
+            "PE {pe}: {}",
+            stderr(pe)
+        );
+    }
+    for path in launch::mock_transport_paths(&outcome.job.job_id) {
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+    assert!(!outcome.job.rendezvous_dir.exists());
+}
+
+#[test]
+fn sixty_four_processes_start_and_run_a_ring() {
+    let outcome = launch::run(&spec(64, &["ring_put", "barrier_repeated"])).unwrap();
+    let failed: Vec<String> = outcome
+        .pes
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.status.success())
+        .map(|(pe, r)| {
+            format!(
+                "PE {pe}: {}: {}",
+                r.status,
+                String::from_utf8_lossy(&r.stderr)
+            )
+        })
+        .collect();
+    assert!(
+        outcome.success(),
+        "{:?}\n{}",
+        outcome.message(),
+        failed.join("\n")
+    );
+    let out = String::from_utf8_lossy(&outcome.pes[0].stdout);
+    assert!(
+        out.contains("ring_put ok") && out.contains("barrier_repeated ok"),
+        "{out}"
+    );
 }

@@ -1,8 +1,9 @@
 //! Per-job cleanup: hooks run when a job ends, and the rendezvous directory.
 
 use std::fmt;
-use std::fs::{self, DirBuilder};
-use std::io::{self, Write as _};
+use std::fs::{self, DirBuilder, File};
+use std::io::{self, Read as _, Write as _};
+use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -131,20 +132,107 @@ impl Drop for HookGuard<'_> {
     }
 }
 
+/// The name of the lock file in a rendezvous directory: it holds the job id, and the
+/// niinrun that runs the job holds an exclusive `flock` on it until the job ended. A
+/// directory whose lock nobody holds was left by a niinrun that was killed (SIGKILL).
+pub(super) const LOCK_FILE: &str = "niinrun.lock";
+
+/// Takes `file`'s exclusive `flock`: blocking, or only if free (`wait` false); whether it
+/// was taken. The lock goes with the open file: it ends when the file is closed,
+/// whatever way the process ends.
+fn flock(file: &File, wait: bool) -> bool {
+    let op = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    // SAFETY: flock takes a descriptor that `file` keeps open across the call.
+    unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
+}
+
+/// Writes `dir/niinrun.lock` holding `job_id`, locked: under a temporary name first, so
+/// that the lock file is never seen unlocked.
+fn create_lock(dir: &Path, job_id: &str) -> io::Result<File> {
+    let tmp = dir.join(".niinrun.lock.tmp");
+    let mut file = File::create(&tmp)?;
+    if !flock(&file, true) {
+        return Err(io::Error::last_os_error());
+    }
+    file.write_all(job_id.as_bytes())?;
+    fs::rename(&tmp, dir.join(LOCK_FILE))?;
+    Ok(file)
+}
+
+/// What [`sweep_stale`] found in the temporary directory.
+#[derive(Debug, Default)]
+pub(super) struct Sweep {
+    /// Job ids of rendezvous directories a live niinrun holds.
+    pub(super) live: Vec<String>,
+    /// Rendezvous directories removed, with their job ids.
+    pub(super) removed: Vec<(PathBuf, String)>,
+}
+
+/// Removes what niinruns killed by SIGKILL left in `tmp` (`std::env::temp_dir()`): each
+/// `niinrun-*` directory with a lock file that nobody holds, with the mock transport's
+/// files of its job ([`mock_transport_paths`]). Directories without a lock file (being
+/// created, or of another program) are left alone. Errors are ignored: this is tidying.
+pub(super) fn sweep_stale(tmp: &Path) -> Sweep {
+    let mut sweep = Sweep::default();
+    let Ok(entries) = fs::read_dir(tmp) else {
+        return sweep;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("niinrun-") {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(mut lock) = File::open(dir.join(LOCK_FILE)) else {
+            continue;
+        };
+        let mut job_id = String::new();
+        if lock.read_to_string(&mut job_id).is_err() {
+            continue;
+        }
+        if !flock(&lock, false) {
+            sweep.live.push(job_id);
+            continue;
+        }
+        if super::validate_job_id(&job_id).is_ok() {
+            for path in mock_transport_paths(&job_id) {
+                let _ = remove_if_exists(&path);
+            }
+        }
+        let _ = remove_if_exists(&dir);
+        sweep.removed.push((dir, job_id));
+    }
+    sweep
+}
+
 /// The rendezvous directory of a job; removed with its contents when dropped.
 #[derive(Debug)]
 pub(super) struct RendezvousDir {
     path: PathBuf,
+    /// The locked [`LOCK_FILE`], held while the job runs.
+    _lock: File,
 }
 
 impl RendezvousDir {
-    /// Creates a fresh directory `temp_dir()/niinrun-<job_id>[-k]`, mode 0700.
+    /// Creates a fresh directory `temp_dir()/niinrun-<job_id>[-k]`, mode 0700, with its
+    /// locked [`LOCK_FILE`].
     pub(super) fn create(job_id: &str) -> Result<Self, LaunchError> {
         let base = std::env::temp_dir().join(format!("niinrun-{job_id}"));
         let mut path = base.clone();
         for k in 1.. {
             match DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(Self { path }),
+                Ok(()) => {
+                    return match create_lock(&path, job_id) {
+                        Ok(lock) => Ok(Self { path, _lock: lock }),
+                        Err(source) => {
+                            let _ = remove_if_exists(&path);
+                            Err(LaunchError::Rendezvous { path, source })
+                        }
+                    };
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && k < 1000 => {
                     let mut name = base.clone().into_os_string();
                     name.push(format!("-{k}"));
@@ -212,6 +300,7 @@ mod tests {
         let mode = fs::metadata(a.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
         fs::write(a.path().join("unique-id"), b"x").unwrap();
+        assert_eq!(fs::read_to_string(a.path().join(LOCK_FILE)).unwrap(), id);
         let (pa, pb) = (a.path().to_owned(), b.path().to_owned());
         drop(a);
         drop(b);
@@ -268,5 +357,32 @@ mod tests {
         (CleanupHook::mock_transport().action)(&job).unwrap();
         assert!(!paths[0].exists() && !paths[1].exists());
         (CleanupHook::mock_transport().action)(&job).unwrap();
+    }
+
+    #[test]
+    fn the_sweep_removes_unlocked_directories_and_their_mock_files_only() {
+        let tmp = scratch("sweep");
+        fs::create_dir_all(&tmp).unwrap();
+        // A live job: its lock is held by `live`.
+        let live_dir = tmp.join("niinrun-live");
+        fs::create_dir(&live_dir).unwrap();
+        let _live = create_lock(&live_dir, "live").unwrap();
+        // A job whose niinrun was killed: the lock file is there, nobody holds it.
+        let id = format!("unit-{}-stale", std::process::id());
+        let stale_dir = tmp.join(format!("niinrun-{id}"));
+        fs::create_dir(&stale_dir).unwrap();
+        drop(create_lock(&stale_dir, &id).unwrap());
+        let mock = mock_transport_paths(&id);
+        fs::create_dir_all(&mock[1]).unwrap();
+        // Something else's directory, without a lock file.
+        let other = tmp.join("niinrun-other");
+        fs::create_dir(&other).unwrap();
+
+        let sweep = sweep_stale(&tmp);
+        assert_eq!(sweep.live, ["live"]);
+        assert_eq!(sweep.removed, [(stale_dir.clone(), id)]);
+        assert!(!stale_dir.exists() && !mock[1].exists());
+        assert!(live_dir.is_dir() && other.is_dir());
+        fs::remove_dir_all(&tmp).unwrap();
     }
 }

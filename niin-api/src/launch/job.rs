@@ -10,7 +10,9 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::cleanup::{HookGuard, RendezvousDir};
+use niin_transport::mock::{PeEnd, STATUS_FILE_NAME, StatusBoard};
+
+use super::cleanup::{HookGuard, RendezvousDir, remove_if_exists, sweep_stale};
 use super::output::{Forwarder, StreamKind};
 use super::signals::{SignalMark, signal_name};
 use super::{
@@ -24,6 +26,10 @@ const TICK: Duration = Duration::from_millis(10);
 /// How long, after the last PE exited, the launcher waits for its pipes to close before
 /// it kills what is left in the PEs' process groups.
 const LINGER: Duration = Duration::from_millis(50);
+
+/// How long, after a PE failed, the launcher lets the others end by themselves (and say
+/// why: "PE 3 died (killed by signal 9 (SIGKILL))") before it stops them with SIGTERM.
+pub const REPORT_WINDOW: Duration = Duration::from_millis(500);
 
 /// What a job is, as told to [`CleanupHook`](super::CleanupHook)s and kept in the
 /// [`JobOutcome`].
@@ -269,7 +275,17 @@ pub fn run(spec: &LaunchSpec) -> Result<JobOutcome, LaunchError> {
     };
     let start = Instant::now();
     let signals = SignalMark::now();
-    raise_fd_limit(2 * n_pes + 256);
+    // Two pipes and a pidfd per PE.
+    raise_fd_limit(3 * n_pes + 256);
+
+    // What niinruns killed by SIGKILL left behind; then a stale job file of this job id
+    // (a job of that id whose niinrun was killed before its PE 0 unlinked it).
+    let sweep = sweep_stale(&std::env::temp_dir());
+    if !sweep.live.contains(&job_id) {
+        for path in super::mock_transport_paths(&job_id) {
+            let _ = remove_if_exists(&path);
+        }
+    }
 
     // Dropped in reverse order: PEs killed (on early return), hooks run, directory removed.
     let rendezvous = RendezvousDir::create(&job_id)?;
@@ -282,7 +298,13 @@ pub fn run(spec: &LaunchSpec) -> Result<JobOutcome, LaunchError> {
         hooks: &spec.cleanup,
         job: &job,
     };
-    let mut procs = Procs(Vec::with_capacity(n_pes));
+    // The PEs read how a peer ended from it; without it they only learn that it died.
+    let board = StatusBoard::create(&rendezvous.path().join(STATUS_FILE_NAME), n_pes).ok();
+    let mut procs = Procs {
+        procs: Vec::with_capacity(n_pes),
+        board,
+        reaped: 0,
+    };
 
     let mut pipes = Vec::with_capacity(2 * n_pes);
     for pe in 0..n_pes {
@@ -299,11 +321,13 @@ pub fn run(spec: &LaunchSpec) -> Result<JobOutcome, LaunchError> {
         if let Some(err) = child.stderr.take() {
             pipes.push((pe, StreamKind::Stderr, File::from(OwnedFd::from(err))));
         }
-        procs.0.push(Proc {
+        procs.procs.push(Proc {
             pid: child.id(),
+            pidfd: pidfd_open(child.id()),
             child,
             status: None,
             stopped: false,
+            reaped_at: 0,
         });
     }
     let forwarder =
@@ -328,7 +352,7 @@ pub fn run(spec: &LaunchSpec) -> Result<JobOutcome, LaunchError> {
     }
     let mut captured = forwarder.finish().into_iter();
     let pes = procs
-        .0
+        .procs
         .iter()
         .map(|p| {
             let (stdout, stderr) = captured.next().unwrap_or_default();
@@ -356,15 +380,30 @@ fn supervise(procs: &mut Procs, spec: &LaunchSpec, start: Instant, signals: Sign
     // When the job was stopped: SIGKILL time, and the signal count then.
     let mut stopping: Option<(Instant, u64)> = None;
     let mut killed = false;
+    // After a PE failed: when the others get SIGTERM unless they ended by then.
+    let mut term_at: Option<Instant> = None;
     loop {
         let failure = procs.reap();
         let running = procs.running();
         let (signal_count, signal) = signals.since();
         let now = Instant::now();
+        if let Some(at) = term_at
+            && (now >= at || signal_count > 0 || deadline.is_some_and(|d| now >= d))
+        {
+            term_at = None;
+            procs.signal_groups(libc::SIGTERM, false);
+            stopping = Some((now + spec.grace, signal_count));
+        }
         match stopping {
+            None if term_at.is_some() => {}
             None => {
-                let stop = if let Some((pe, status)) = failure {
-                    Some((JobEnd::PeFailed { pe, status }, libc::SIGTERM))
+                if let Some((pe, status)) = failure {
+                    // The others may end by themselves, reporting this PE's failure.
+                    end = Some(JobEnd::PeFailed { pe, status });
+                    term_at = Some(now + REPORT_WINDOW);
+                }
+                let stop = if failure.is_some() {
+                    None
                 } else if signal_count > 0 {
                     Some((
                         JobEnd::Interrupted {
@@ -401,7 +440,36 @@ fn supervise(procs: &mut Procs, spec: &LaunchSpec, start: Instant, signals: Sign
         if running == 0 {
             return end.unwrap_or(JobEnd::Completed);
         }
-        thread::sleep(TICK);
+        procs.wait_any(TICK);
+    }
+}
+
+/// A pidfd of process `pid` (Linux 5.3+), readable once it ends; `None` where there is
+/// none (the launcher then looks every [`TICK`]).
+fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::FromRawFd as _;
+        // SAFETY: pidfd_open takes a pid and flags, no pointers; `pid` is our unreaped child.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        let fd = libc::c_int::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+        // SAFETY: `fd` is a new descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // Not inherited by the PEs started later.
+        // SAFETY: fcntl on a descriptor we own; FD_CLOEXEC is a plain flag.
+        unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+                libc::F_SETFD,
+                libc::FD_CLOEXEC,
+            )
+        };
+        Some(fd)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
     }
 }
 
@@ -489,21 +557,37 @@ struct Proc {
     child: Child,
     /// Its pid, which is also its process group id.
     pid: u32,
+    /// Its pidfd, readable once it ended (where the kernel has pidfds).
+    pidfd: Option<OwnedFd>,
     /// Set once it was reaped.
     status: Option<PeStatus>,
     /// Whether the launcher signalled it while it ran.
     stopped: bool,
+    /// In which call of [`Procs::reap`] it was reaped (1, 2, ...; 0 while running).
+    reaped_at: u64,
 }
 
 /// The PEs of a job; kills and reaps those still running when dropped (early return,
 /// panic).
-struct Procs(Vec<Proc>);
+struct Procs {
+    procs: Vec<Proc>,
+    /// The status board the PEs read (`pe-status` in the rendezvous directory).
+    board: Option<StatusBoard>,
+    /// How many times [`Procs::reap`] ran.
+    reaped: u64,
+}
 
 impl Procs {
-    /// Reaps the PEs that ended; returns the lowest-ranked one that just failed.
+    /// Reaps the PEs that ended and records how on the status board; returns the one that
+    /// failed first of those that just failed. The launcher wakes as soon as a PE ends
+    /// ([`Procs::wait_any`]), so PEs that end together are rare; among them, a PE whose
+    /// failure is its own comes before one that marked its failure a consequence of
+    /// another's (on the board), a PE killed by a signal before one that exited (PEs that
+    /// find a peer dead exit with an error), then by rank.
     fn reap(&mut self) -> Option<(usize, PeStatus)> {
-        let mut failure = None;
-        for (pe, proc) in self.0.iter_mut().enumerate() {
+        self.reaped += 1;
+        let mut failures = Vec::new();
+        for (pe, proc) in self.procs.iter_mut().enumerate() {
             if proc.status.is_some() {
                 continue;
             }
@@ -513,22 +597,62 @@ impl Procs {
                 Err(_) => PeStatus::Unknown,
             };
             proc.status = Some(status);
-            if !status.success() && failure.is_none() {
-                failure = Some((pe, status));
+            proc.reaped_at = self.reaped;
+            proc.pidfd = None;
+            if let Some(board) = &self.board {
+                let end = if status.success() {
+                    PeEnd::Success
+                } else {
+                    PeEnd::Failed(status.to_string())
+                };
+                board.record(pe, &end);
+            }
+            if !status.success() {
+                failures.push((pe, status));
             }
         }
-        failure
+        let consequence = |pe: usize| self.board.as_ref().is_some_and(|b| b.is_consequence(pe));
+        failures.into_iter().min_by_key(|&(pe, status)| {
+            (
+                consequence(pe),
+                !matches!(status, PeStatus::Signaled { .. }),
+                pe,
+            )
+        })
+    }
+
+    /// Sleeps until a PE ends (its pidfd becomes readable) or `tick` passed.
+    fn wait_any(&self, tick: Duration) {
+        let mut fds: Vec<libc::pollfd> = self
+            .procs
+            .iter()
+            .filter(|p| p.status.is_none())
+            .filter_map(|p| p.pidfd.as_ref())
+            .map(|fd| libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(fd),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        if fds.len() < self.running() {
+            // Some PE has no pidfd: look every tick.
+            thread::sleep(tick);
+            return;
+        }
+        let ms = libc::c_int::try_from(tick.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfds, alive across the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
     }
 
     /// How many PEs have not been reaped.
     fn running(&self) -> usize {
-        self.0.iter().filter(|p| p.status.is_none()).count()
+        self.procs.iter().filter(|p| p.status.is_none()).count()
     }
 
     /// Sends `signal` to the process group of every PE still running (of every PE, also
     /// the reaped ones, when `all`: what is left of their groups).
     fn signal_groups(&mut self, signal: libc::c_int, all: bool) {
-        for proc in &mut self.0 {
+        for proc in &mut self.procs {
             if proc.status.is_some() && !all {
                 continue;
             }
@@ -555,7 +679,7 @@ impl Drop for Procs {
             return;
         }
         self.signal_groups(libc::SIGKILL, false);
-        for proc in &mut self.0 {
+        for proc in &mut self.procs {
             if proc.status.is_none() {
                 proc.status = Some(
                     proc.child

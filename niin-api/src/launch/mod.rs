@@ -56,8 +56,23 @@
 //! | `2`           | invalid command line or invalid `NIIN_JOB_ID`                      |
 //!
 //! When a PE fails, niinrun reports it on stderr (`niinrun: PE 2 exited with status 3`,
-//! `niinrun: PE 1 killed by signal 9 (SIGKILL)`) and stops the others: SIGTERM to each
-//! PE's process group, then SIGKILL after a grace period of [`DEFAULT_GRACE`]. A timeout
+//! `niinrun: PE 1 killed by signal 9 (SIGKILL)`), records how it ended on the job's status
+//! board (below), lets the others end by themselves for [`REPORT_WINDOW`] (PEs of the
+//! mock transport waiting for the failed PE then report it, "PE 1 died (killed by signal 9
+//! (SIGKILL)); barrier cannot complete", and exit), and then stops those left: SIGTERM to
+//! each PE's process group, then SIGKILL after a grace period of [`DEFAULT_GRACE`].
+//!
+//! The PE blamed is the one whose failure came first: niinrun sleeps on a pidfd per PE
+//! and wakes as soon as one ends, so a PE that exits because it found a dead peer ends
+//! after the dead PE was reaped. Among PEs found ended at the same wake, one that did not
+//! mark its failure as a consequence of another's on the status board comes first, then
+//! one killed by a signal before one that exited, then the lowest rank.
+//!
+//! The status board is the file `pe-status` in the rendezvous directory
+//! ([`niin_transport::mock::StatusBoard`]): how each PE ended, written when it is reaped,
+//! read by the PEs still running.
+//!
+//! A timeout
 //! (`niinrun: timeout after 10s; killed 4 PEs`) and SIGINT/SIGTERM/SIGHUP received by
 //! niinrun (forwarded to every PE's process group) stop the job the same way; a second
 //! signal during that grace period sends SIGKILL at once.
@@ -73,7 +88,12 @@
 //! (including failures to start a PE), and finally the rendezvous directory is removed.
 //! The binary registers [`CleanupHook::mock_transport`], which removes the files a
 //! crashed mock-transport PE may leave behind (see [`MOCK_SHM_PREFIX`]). Nothing can run
-//! when niinrun itself is killed by SIGKILL.
+//! when niinrun itself is killed by SIGKILL; so [`run`] first tidies up after niinruns
+//! that were: it holds an exclusive `flock` on `niinrun.lock` (holding the job id) in its
+//! rendezvous directory while the job runs, and removes every `niinrun-*` directory in the
+//! temporary directory whose lock nobody holds, with its job's mock-transport files; then
+//! it removes a mock-transport file of its own job id that no running niinrun holds (a
+//! stale file would make the job's PE 0 fail).
 
 mod cleanup;
 mod cli;
@@ -90,7 +110,7 @@ use std::time::Duration;
 pub use cleanup::{CleanupHook, MOCK_SHM_PREFIX, mock_transport_paths};
 pub use cli::{Cli, USAGE, VERSION, parse_args};
 pub use error::LaunchError;
-pub use job::{JobEnd, JobInfo, JobOutcome, PeReport, PeStatus, run};
+pub use job::{JobEnd, JobInfo, JobOutcome, PeReport, PeStatus, REPORT_WINDOW, run};
 pub use job_id::{generate_job_id, job_id_from_env, validate_job_id};
 pub use signals::install_signal_handlers;
 

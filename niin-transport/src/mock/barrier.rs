@@ -14,13 +14,18 @@
 //! A PE that times out, or finds a member gone, withdraws its arrival with a
 //! compare-exchange that only succeeds if the generation has not moved, so the slot
 //! stays consistent for later barriers.
+//!
+//! Waiters spin briefly, then sleep on the generation half of the slot with a futex; the
+//! last arriver wakes them. Each arriver also writes an arrival record (the generation and
+//! the team's start) in its own control block, so a waiter checks only the members that
+//! have not arrived for being gone, and a timeout names them.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::peers;
 use super::region::Region;
-use super::wait::{Outcome, poll};
+use super::wait::{FutexWord, Half, Outcome, Pacing, poll};
 use crate::error::{Result, TransportError};
 use crate::ops::TeamSync;
 
@@ -82,6 +87,10 @@ pub(crate) fn barrier(
     let old = slot.fetch_add(1, Ordering::AcqRel);
     let generation = old >> 32;
     let arrived = (old & COUNT_MASK) + 1;
+    let record = generation << 32 | (team.start as u64 + 1);
+    region
+        .arrival(me, team.team as usize)
+        .store(record, Ordering::Release);
     if arrived > size {
         withdraw(slot, generation);
         return Err(TransportError::BadArgument {
@@ -93,19 +102,25 @@ pub(crate) fn barrier(
             ),
         });
     }
+    let futex = FutexWord {
+        word: slot,
+        half: Half::High,
+    };
     if arrived == size {
         slot.fetch_add(GENERATION - size, Ordering::AcqRel);
+        futex.wake();
         return Ok(());
     }
-    let members = (0..team.size).map(|i| team.world_pe(i));
     let outcome = poll(
         timeout,
+        Pacing::for_pes(team.size),
+        Some(futex),
         || slot.load(Ordering::Acquire) >> 32 != generation,
-        || peers::first_gone_member(region, me, members.clone()),
+        || peers::first_gone(region, me, missing(region, team, record)),
     );
     let fail = match outcome {
         Outcome::Done => return Ok(()),
-        Outcome::Gone(pe) => TransportError::PeerGone { pe, op: "barrier" },
+        Outcome::Gone(pe, why) => peers::peer_gone(region, me, "barrier", pe, why),
         Outcome::TimedOut(waited) => TransportError::Timeout {
             pe: me,
             op: "barrier",
@@ -121,10 +136,52 @@ pub(crate) fn barrier(
                 pe,
                 op,
                 waited,
-                detail: format!("team {}: {arrived} of {size} PEs arrived", team.team),
+                detail: format!(
+                    "team {}: {arrived} of {size} PEs arrived; {}",
+                    team.team,
+                    name_missing(&missing(region, team, record).collect::<Vec<_>>())
+                ),
             },
             other => other,
         }),
+    }
+}
+
+/// The members of `team` whose arrival record is not `record` (the barrier this PE waits
+/// in): the PEs that have not arrived.
+fn missing<'a>(
+    region: &'a Region,
+    team: &'a TeamSync,
+    record: u64,
+) -> impl Iterator<Item = usize> + 'a {
+    (0..team.size).map(|i| team.world_pe(i)).filter(move |&pe| {
+        region
+            .arrival(pe, team.team as usize)
+            .load(Ordering::Acquire)
+            != record
+    })
+}
+
+/// "not arrived: PE 2" / "not arrived: PEs 1, 5 and 7" / the first 16 "and 40 more".
+fn name_missing(pes: &[usize]) -> String {
+    const SHOWN: usize = 16;
+    let list = |p: &[usize]| {
+        p.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match pes {
+        [] => "every PE has arrived by now".into(),
+        [pe] => format!("not arrived: PE {pe}"),
+        [head @ .., last] if pes.len() <= SHOWN => {
+            format!("not arrived: PEs {} and {last}", list(head))
+        }
+        _ => format!(
+            "not arrived: PEs {} and {} more",
+            list(&pes[..SHOWN]),
+            pes.len() - SHOWN
+        ),
     }
 }
 
@@ -140,5 +197,18 @@ fn withdraw(slot: &std::sync::atomic::AtomicU64, generation: u64) -> Option<u64>
             Ok(_) => return Some(word & COUNT_MASK),
             Err(now) => word = now,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_pes_are_named() {
+        assert_eq!(name_missing(&[2]), "not arrived: PE 2");
+        assert_eq!(name_missing(&[1, 5, 7]), "not arrived: PEs 1, 5 and 7");
+        let many: Vec<usize> = (0..20).collect();
+        assert!(name_missing(&many).ends_with("14, 15 and 4 more"));
     }
 }

@@ -10,10 +10,11 @@ use std::time::Instant;
 use memmap2::MmapMut;
 
 use super::config::MockConfig;
-use super::peers::{self, Gone};
-use super::region::{HeaderField, LAYOUT_VERSION, Layout, MAGIC, PAGE, Region};
-use super::wait::{Backoff, Outcome, poll};
-use crate::error::{Result, TransportError};
+use super::peers;
+use super::region::{HeaderField, LAYOUT_VERSION, Layout, MAGIC, PAGE, PeState, Region};
+use super::status::StatusBoard;
+use super::wait::{Backoff, FutexWord, Half, Outcome, Pacing, poll};
+use crate::error::{Departure, Result, TransportError};
 
 /// Prefix of a job file's name; the job id follows.
 pub const JOB_FILE_PREFIX: &str = "niin-mock-";
@@ -97,9 +98,54 @@ fn map(file: &fs::File, path: &Path) -> Result<MmapMut> {
         .map_err(os(format!("mapping the mock job file {}", path.display())))
 }
 
+/// Bytes free for unprivileged users in the file system of `dir` (`statvfs`), or `None`
+/// when it cannot be asked.
+pub(crate) fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `statvfs` is plain data; all-zero bytes are a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a writable statvfs, both alive across
+    // the call.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Refuses a job whose mapping (every heap, fully used) would not fit in the free space
+/// of the job file's file system: the file is sparse, so creating it succeeds, and a PE
+/// that later touches a page the file system cannot give dies of SIGBUS.
+fn check_space(job_id: &str, path: &Path, layout: &Layout) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let Some(free) = free_space(dir) else {
+        return Ok(());
+    };
+    if layout.total as u64 <= free {
+        return Ok(());
+    }
+    Err(TransportError::Os {
+        what: format!(
+            "creating the mock job file {} for job {job_id:?}",
+            path.display()
+        ),
+        cause: format!(
+            "{} PEs with {}-byte heaps need {} bytes ({} MiB) of shared memory, but {} has              only {free} bytes ({} MiB) free: lower NVSHMEM_SYMMETRIC_SIZE, run fewer PEs,              or enlarge {} (docker run --shm-size)",
+            layout.n_pes,
+            layout.heap_size,
+            layout.total,
+            (layout.total as u64).div_ceil(1 << 20),
+            dir.display(),
+            free >> 20,
+            dir.display()
+        ),
+    })
+}
+
 /// PE 0: creates the job file, sizes it (sparse), maps it, claims PE 0 and publishes
 /// the header with the magic last.
 fn create(job_id: &str, path: &Path, layout: Layout) -> Result<Region> {
+    check_space(job_id, path, &layout)?;
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -159,7 +205,7 @@ fn open(
         waited: start.elapsed(),
         detail: format!("job {job_id:?}: the job file {} {what}", path.display()),
     };
-    let mut backoff = Backoff::default();
+    let mut backoff = Backoff::new(Pacing::for_pes(layout.n_pes).max_sleep * 4);
     let map = loop {
         match OpenOptions::new().read(true).write(true).open(path) {
             // PE 0 sizes the file right after creating it: wait until it has.
@@ -184,6 +230,8 @@ fn open(
     let magic = probe.header(HeaderField::Magic);
     if poll(
         remaining,
+        Pacing::for_pes(layout.n_pes),
+        None,
         || magic.load(Ordering::Acquire) == MAGIC,
         || None,
     ) != Outcome::Done
@@ -226,18 +274,18 @@ fn open(
                  cleanup_job({job_id:?}))",
                 path.display(),
                 region.pe_pid(0),
-                if why == Gone::Died {
-                    "is no longer running"
+                if matches!(why, Departure::Died { .. }) {
+                    "is no longer running".to_string()
                 } else {
-                    "has finalized"
+                    why.to_string()
                 }
             ),
         }),
     }
 }
 
-/// Attaches PE `pe` of an `n_pes`-PE job to the job's shared mapping and waits until
-/// every PE has (the init barrier); PE 0 then unlinks the file.
+/// Maps the job's shared mapping for PE `pe` of an `n_pes`-PE job (PE 0 creates it) and
+/// claims the PE's control block; [`init_barrier`] then waits for the others.
 pub(crate) fn attach(job_id: &str, pe: usize, n_pes: usize, config: &MockConfig) -> Result<Region> {
     validate_job_id(job_id)?;
     config.validate()?;
@@ -246,7 +294,8 @@ pub(crate) fn attach(job_id: &str, pe: usize, n_pes: usize, config: &MockConfig)
         return Err(TransportError::PeOutOfRange { pe, n_pes });
     }
     let path = job_file_path(job_id)?;
-    let region = if pe == 0 {
+    let board = StatusBoard::from_env(n_pes);
+    let mut region = if pe == 0 {
         create(job_id, &path, layout)?
     } else {
         let region = open(job_id, &path, pe, layout, config)?;
@@ -261,30 +310,50 @@ pub(crate) fn attach(job_id: &str, pe: usize, n_pes: usize, config: &MockConfig)
             });
         }
         region
-            .header(HeaderField::Attached)
-            .fetch_add(1, Ordering::AcqRel);
-        region
     };
+    region.set_board(board);
+    Ok(region)
+}
+
+/// Counts PE `pe` in and waits until all `n_pes` PEs of the job have attached (the init
+/// barrier); PE 0 then unlinks the file. `region` is shared with the PE's life-lock
+/// holder, started before.
+pub(crate) fn init_barrier(
+    job_id: &str,
+    region: &Region,
+    pe: usize,
+    config: &MockConfig,
+) -> Result<()> {
+    let n_pes = region.layout().n_pes;
+    let path = job_file_path(job_id)?;
     let attached = region.header(HeaderField::Attached);
+    let futex = FutexWord {
+        word: attached,
+        half: Half::Low,
+    };
+    if pe != 0 && attached.fetch_add(1, Ordering::AcqRel) + 1 >= n_pes as u64 {
+        futex.wake();
+    }
+    let not_attached = || (0..n_pes).filter(|&p| region.pe_state(p) == PeState::Absent);
     let outcome = poll(
         config.timeout,
+        Pacing::for_pes(n_pes),
+        Some(futex),
         || attached.load(Ordering::Acquire) >= n_pes as u64,
-        || (0..n_pes).find(|&p| p != pe && peers::gone(&region, p).is_some()),
+        || peers::first_gone(region, pe, 0..n_pes),
     );
     let failed = match outcome {
         Outcome::Done => None,
-        Outcome::Gone(gone) => Some(TransportError::PeerGone {
-            pe: gone,
-            op: "attach",
-        }),
+        Outcome::Gone(gone, why) => Some(peers::peer_gone(region, pe, "attach", gone, why)),
         Outcome::TimedOut(waited) => Some(TransportError::Timeout {
             pe,
             op: "attach",
             waited,
             detail: format!(
-                "job {job_id:?} ({}): {} of {n_pes} PEs attached",
+                "job {job_id:?} ({}): {} of {n_pes} PEs attached; not attached: {}",
                 path.display(),
-                attached.load(Ordering::Acquire)
+                attached.load(Ordering::Acquire),
+                list_pes(not_attached())
             ),
         }),
     };
@@ -307,7 +376,23 @@ pub(crate) fn attach(job_id: &str, pe: usize, n_pes: usize, config: &MockConfig)
             }
         }
     }
-    Ok(region)
+    Ok(())
+}
+
+/// "PE 3" / "PEs 1, 2, 5" (the first 16, then "and N more").
+fn list_pes(pes: impl Iterator<Item = usize>) -> String {
+    let pes: Vec<usize> = pes.collect();
+    let shown: Vec<String> = pes.iter().take(16).map(usize::to_string).collect();
+    let more = if pes.len() > 16 {
+        format!(" and {} more", pes.len() - 16)
+    } else {
+        String::new()
+    };
+    match pes.len() {
+        0 => "none (they attached just now)".into(),
+        1 => format!("PE {}", pes[0]),
+        _ => format!("PEs {}{more}", shown.join(", ")),
+    }
 }
 
 #[cfg(test)]

@@ -20,15 +20,19 @@
 //! ```text
 //! offset 0          header, 128 bytes: ten u64 words
 //!                     [0] magic "NIINMOCK" (release-stored last: the header is valid)
-//!                     [1] layout version (1)   [2] n_pes   [3] heap_size
+//!                     [1] layout version (2)   [2] n_pes   [3] heap_size
 //!                     [4] node_size (u64::MAX: one node)   [5] max_teams
 //!                     [6] FNV-1a hash of the job id (0 in-process)
 //!                     [7] PEs attached (the init barrier's counter)
 //!                     [8] heap offset (= control size)    [9] heap stride
-//! 128 + pe*B        PE control block of `pe`, B = 64 + 8*max_teams rounded up to 64:
-//!                     +0 state u32 (0 absent, 1 attached, 2 finalized)
+//! 128 + pe*B        PE control block of `pe`, B = 128 + 16*max_teams rounded up to 64:
+//!                     +0 state u32 (0 absent, 1 attached, 2 finalized, 3 panicked)
 //!                     +4 pid u32 (the process that attached it)
-//!                     +64 + 8*t  barrier slot of team t: u64 (generation << 32 | count)
+//!                     +8 life flag u32 (0 unknown, 1 life lock held, 2 unusable)
+//!                     +64 life lock: a robust, process-shared pthread mutex (64 bytes)
+//!                     +128 + 8*t  barrier slot of team t: u64 (generation << 32 | count)
+//!                     +128 + 8*(max_teams + t)  arrival record of team t: u64
+//!                                 (generation << 32 | start + 1 of its last barrier)
 //! C                 PE 0's heap; C = control size, a multiple of 64 KiB
 //! C + pe*S          PE `pe`'s heap, S = heap_size rounded up to 64 KiB
 //! ```
@@ -68,10 +72,20 @@
 //!
 //! - Team handles for barriers: `0..max_teams` (default 1024), slot per handle and PE 0.
 //! - Every wait, barrier and attach fails with `Timeout` after `timeout` (default 60 s,
-//!   `NIIN_TIMEOUT` through [`MockConfig::from_env`]); every ~100 ms it also checks
-//!   whether the PEs it needs have finalized or (multi-process) died — their pid no
-//!   longer runs — and fails with `PeerGone`. A barrier needs all its members; a wait
-//!   on local memory gives up when a PE died or every other PE has finalized.
+//!   `NIIN_TIMEOUT` through [`MockConfig::from_env`]); a barrier's timeout names the
+//!   members that did not arrive, an attach's the PEs that did not attach. Every 20 ms
+//!   (20 ms per 32 PEs in larger jobs, at most 1 s) it also checks whether the PEs it
+//!   still needs have finalized, panicked or (multi-process) died, and fails with
+//!   `PeerGone`, which says how ("PE 3 died (killed by signal 9 (SIGKILL))"). A barrier
+//!   needs the members that have not arrived; a wait on local memory gives up when a PE
+//!   died or every other PE has left.
+//! - Liveness costs no system call: each multi-process PE has a thread that holds its
+//!   life lock (`life.rs`) from attach to finalize; the kernel marks the lock's word when
+//!   the process dies. Under niinrun, the launcher's status board ([`StatusBoard`], in the
+//!   job's rendezvous directory) says how a dead PE's process ended. Barriers and the
+//!   attach sleep on their word with a futex and are woken by the last arriver; other
+//!   waits sleep at most 1 ms (up to 10 ms with more than 8 PEs per core), so jobs of
+//!   1024 processes on 2 cores start and run.
 //! - `finalize` is not collective: call a barrier first if peers may still access this
 //!   PE's heap. It first runs what the streams still hold (a wait among it ends at the
 //!   latest after the timeout), and returns a stream failure nobody synchronized. A second `finalize` returns `Ok(())`; any other call after it fails with
@@ -79,12 +93,15 @@
 //!
 //! # Multi-process jobs and cleanup
 //!
-//! PE 0 creates the job file with `create_new` (an existing file is an error that names
+//! PE 0 checks that the whole mapping fits in the free space of the file's file system
+//! (`statvfs`; the file is sparse, and a PE touching a page tmpfs cannot give would die
+//! of SIGBUS): a job that does not fit is refused with an error naming both sizes. It
+//! creates the job file with `create_new` (an existing file is an error that names
 //! the path: a stale file or a reused job id), sizes it (sparse), claims its control
 //! block and publishes the header with a release store of the magic. Every other PE
 //! waits for the file and the magic (within the timeout), checks the header against
 //! its own `n_pes`, `heap_size`, `node_size` and `max_teams`, records its pid and
-//! state, and counts itself in. Once all `n_pes` have attached (the init barrier),
+//! state, takes its life lock, and counts itself in. Once all `n_pes` have attached (the init barrier),
 //! PE 0 unlinks the file: the mapping lives on in every process, and a crash after init
 //! leaves nothing behind in `/dev/shm`. A job that fails during init (PE 0's init
 //! barrier times out or a PE is gone) also has PE 0 remove the file; only a crash of
@@ -94,10 +111,13 @@
 mod atomics;
 mod barrier;
 mod config;
+mod futex;
 mod job;
+mod life;
 mod memory;
 mod peers;
 mod region;
+pub mod status;
 mod stream;
 mod wait;
 
@@ -112,7 +132,9 @@ pub use config::{
     parse_timeout,
 };
 pub use job::{JOB_FILE_PREFIX, MAX_JOB_ID_LEN, cleanup_job, job_file_path, job_hash};
+pub use status::{PeEnd, STATUS_FILE_NAME, StatusBoard};
 
+use self::life::LifeHolder;
 use self::memory::{SendPtr, check_local, check_shape, copy_bytes, copy_strided};
 use self::region::{HeaderField, Layout, PeState, Region};
 use self::stream::Streams;
@@ -140,6 +162,8 @@ pub struct MockTransport {
     streams: Streams,
     finalized: AtomicBool,
     team_events: Mutex<Vec<TeamEvent>>,
+    /// The thread holding this PE's life lock (multi-process PEs).
+    life: Mutex<Option<LifeHolder>>,
 }
 
 /// What the team hooks of [`Transport`] told a mock PE, in order
@@ -195,6 +219,7 @@ impl MockTransport {
             streams: Streams::new(pe),
             finalized: AtomicBool::new(false),
             team_events: Mutex::new(Vec::new()),
+            life: Mutex::new(None),
         }
     }
 
@@ -210,12 +235,12 @@ impl MockTransport {
         n_pes: usize,
         config: MockConfig,
     ) -> Result<MockTransport> {
-        let region = job::attach(job_id, pe, n_pes, &config)?;
-        Ok(MockTransport::new(Core {
-            region: Arc::new(region),
-            pe,
-            config,
-        }))
+        let region = Arc::new(job::attach(job_id, pe, n_pes, &config)?);
+        let life = LifeHolder::start(region.clone(), pe);
+        job::init_barrier(job_id, &region, pe, &config)?;
+        let t = MockTransport::new(Core { region, pe, config });
+        *t.life.lock().unwrap_or_else(PoisonError::into_inner) = Some(life);
+        Ok(t)
     }
 
     /// The configuration this PE was created with.
@@ -763,7 +788,22 @@ impl Transport for MockTransport {
         }
         let drained = self.streams.close();
         fence_now();
-        self.region().set_pe_state(self.core.pe, PeState::Finalized);
+        // Finalized while its thread unwinds (a drop during a panic): its peers report
+        // "PE n panicked" rather than "has finalized".
+        let state = if std::thread::panicking() {
+            PeState::Panicked
+        } else {
+            PeState::Finalized
+        };
+        self.region().set_pe_state(self.core.pe, state);
+        if let Some(mut life) = self
+            .life
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            life.release();
+        }
         drained
     }
 }

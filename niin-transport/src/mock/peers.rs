@@ -1,21 +1,26 @@
-//! Whether the other PEs of a job are still there: finalized (their control block says
-//! so) or dead (multi-process: their recorded pid no longer runs, per `/proc/<pid>`).
-//! Long waits and barriers ask this every ~100 ms and fail with `PeerGone` instead of
-//! waiting for a PE that can never come.
+//! Whether the other PEs of a job are still there, and if not, how they left: finalized
+//! or panicked (their control block says so), or dead (multi-process: their life lock's
+//! owner died, see `life.rs`; where a PE has no usable life lock, its recorded pid no
+//! longer runs, per `/proc/<pid>`). The launcher's status board, where there is one
+//! (niinrun), says how a dead PE's process ended.
+//!
+//! Long waits and barriers ask this — for the PEs they still wait for, at an interval
+//! that grows with the job's size — and fail with `PeerGone` instead of waiting for a PE
+//! that can never come. Every check is a few atomic loads per PE; only a PE without a
+//! life lock costs a `/proc` read.
 
 use std::fs;
 use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
-use super::region::{PeState, Region};
+use super::life::OWNER_DIED;
+use super::region::{LifeFlag, PeState, Region};
+use super::status::PeEnd;
+use crate::error::{Departure, TransportError};
 
-/// Why a PE is gone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Gone {
-    /// It called `finalize` (or dropped its transport).
-    Finalized,
-    /// Its process ended without finalizing (a crash).
-    Died,
-}
+/// How long a PE that found a peer dead waits for the launcher to record how it ended.
+const CAUSE_WAIT: Duration = Duration::from_millis(300);
 
 /// Whether process `pid` is running. A pid of 0 (not recorded yet), this process, or a
 /// system without `/proc` count as running; a zombie counts as dead.
@@ -36,40 +41,102 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Whether `pe` is gone, and why.
-pub(crate) fn gone(region: &Region, pe: usize) -> Option<Gone> {
-    match region.pe_state(pe) {
-        PeState::Finalized => Some(Gone::Finalized),
-        PeState::Attached if !pid_alive(region.pe_pid(pe)) => Some(Gone::Died),
-        PeState::Attached | PeState::Absent => None,
+/// Whether the process of attached PE `pe` ended without finalizing.
+fn died(region: &Region, pe: usize) -> bool {
+    if let Some(board) = region.board()
+        && board.ended(pe).is_some()
+    {
+        return true;
+    }
+    let flag = region.life_flag(pe).load(Ordering::Acquire);
+    if flag == LifeFlag::Held as u32 {
+        region.life_word(pe) & OWNER_DIED != 0
+    } else {
+        !pid_alive(region.pe_pid(pe))
     }
 }
 
-/// The first PE of `members` (other than `me`) that is gone: a barrier over them cannot
-/// complete.
-pub(crate) fn first_gone_member(
+/// How `pe`'s process ended, in the launcher's words when it tells (waiting briefly for
+/// it to record it), else a plain statement.
+fn cause(region: &Region, pe: usize) -> String {
+    if let Some(board) = region.board() {
+        let until = Instant::now() + CAUSE_WAIT;
+        loop {
+            match board.ended(pe) {
+                Some(PeEnd::Failed(how)) => return how,
+                Some(PeEnd::Success) => {
+                    return "its process exited with status 0 without finalizing".into();
+                }
+                None if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                None => break,
+            }
+        }
+    }
+    "its process ended without finalizing".into()
+}
+
+/// Whether `pe` is gone, and how it left.
+pub(crate) fn gone(region: &Region, pe: usize) -> Option<Departure> {
+    match region.pe_state(pe) {
+        PeState::Finalized => Some(Departure::Finalized),
+        PeState::Panicked => Some(Departure::Panicked),
+        PeState::Attached if died(region, pe) => Some(Departure::Died {
+            how: cause(region, pe),
+        }),
+        // A PE that never attached: only the launcher can tell that it is gone.
+        PeState::Absent => match region.board().and_then(|b| b.ended(pe)) {
+            Some(PeEnd::Failed(how)) => Some(Departure::Died { how }),
+            Some(PeEnd::Success) => Some(Departure::Died {
+                how: "its process exited with status 0 before attaching".into(),
+            }),
+            None => None,
+        },
+        PeState::Attached => None,
+    }
+}
+
+/// The error of PE `me`'s operation `op`, which cannot complete because `pe` left
+/// (`why`); under niinrun, also marks `me`'s failure as a consequence of another's on the
+/// status board, so the launcher blames `pe`, not `me`.
+pub(crate) fn peer_gone(
+    region: &Region,
+    me: usize,
+    op: &'static str,
+    pe: usize,
+    why: Departure,
+) -> TransportError {
+    if let Some(board) = region.board() {
+        board.mark_consequence(me);
+    }
+    TransportError::PeerGone { pe, op, why }
+}
+
+/// The first PE of `members` (other than `me`) that is gone, with how it left.
+pub(crate) fn first_gone(
     region: &Region,
     me: usize,
     members: impl IntoIterator<Item = usize>,
-) -> Option<usize> {
+) -> Option<(usize, Departure)> {
     members
         .into_iter()
         .filter(|&pe| pe != me)
-        .find(|&pe| gone(region, pe).is_some())
+        .find_map(|pe| gone(region, pe).map(|why| (pe, why)))
 }
 
 /// For a wait on this PE's memory, which any PE may satisfy: a PE whose process died
-/// (the job is broken), or, when every other PE has finalized or died, the lowest of
-/// them (nobody is left to write). A world of one PE never reports anyone.
-pub(crate) fn wait_hopeless(region: &Region, me: usize) -> Option<usize> {
+/// (the job is broken), or, when every other PE has left, the lowest of them (nobody is
+/// left to write). A world of one PE never reports anyone.
+pub(crate) fn wait_hopeless(region: &Region, me: usize) -> Option<(usize, Departure)> {
     let n = region.layout().n_pes;
     let mut all_gone = n > 1;
     let mut first = None;
     for pe in (0..n).filter(|&pe| pe != me) {
         match gone(region, pe) {
-            Some(Gone::Died) => return Some(pe),
-            Some(Gone::Finalized) => {
-                first.get_or_insert(pe);
+            Some(why @ Departure::Died { .. }) => return Some((pe, why)),
+            Some(why) => {
+                first.get_or_insert((pe, why));
             }
             None => all_gone = false,
         }

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use memmap2::MmapMut;
 
 use super::config::MockConfig;
+use super::status::StatusBoard;
 use crate::error::{Result, TransportError};
 use crate::ops::{SymAddr, Width};
 
@@ -20,13 +21,20 @@ pub(crate) const PAGE: u64 = 64 << 10;
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"NIINMOCK");
 
 /// Version of this layout; a mapping of another version is refused.
-pub(crate) const LAYOUT_VERSION: u64 = 1;
+pub(crate) const LAYOUT_VERSION: u64 = 2;
 
 /// Bytes of the header at the start of the control region.
 pub(crate) const HEADER_SIZE: u64 = 128;
 
-/// Bytes of a PE control block before its barrier slots.
-pub(crate) const PE_BLOCK_FIELDS: u64 = 64;
+/// Bytes of a PE control block before its barrier slots: state, pid, life flag, and
+/// (from [`LIFE_LOCK_AT`]) the PE's life lock.
+pub(crate) const PE_BLOCK_FIELDS: u64 = 128;
+
+/// Offset of the life lock (a robust, process-shared `pthread_mutex_t`) in a PE block.
+pub(crate) const LIFE_LOCK_AT: u64 = 64;
+
+/// Bytes reserved for the life lock.
+pub(crate) const LIFE_LOCK_SIZE: u64 = 64;
 
 /// Bytes of one barrier slot (a packed generation and arrival count).
 pub(crate) const SLOT_SIZE: u64 = 8;
@@ -57,6 +65,22 @@ pub(crate) enum HeaderField {
     HeapStride = 9,
 }
 
+/// Whether a PE's life lock can be read, in its control block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum LifeFlag {
+    /// Not set up (yet), or an in-process world: fall back to the pid.
+    #[expect(
+        dead_code,
+        reason = "the zero of a fresh control block: read, never written"
+    )]
+    Unknown = 0,
+    /// A thread of the PE's process holds its life lock until it finalizes.
+    Held = 1,
+    /// The lock could not be set up: fall back to the pid.
+    Unusable = 2,
+}
+
 /// A PE's state in its control block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
@@ -67,6 +91,8 @@ pub(crate) enum PeState {
     Attached = 1,
     /// Finalized: it takes part in nothing any more.
     Finalized = 2,
+    /// Its thread panicked (in-process worlds; it takes part in nothing any more).
+    Panicked = 3,
 }
 
 impl PeState {
@@ -74,6 +100,7 @@ impl PeState {
         match raw {
             1 => PeState::Attached,
             2 => PeState::Finalized,
+            3 => PeState::Panicked,
             _ => PeState::Absent,
         }
     }
@@ -120,8 +147,12 @@ impl Layout {
                 config.heap_size
             ),
         };
-        let pe_block = round_up(PE_BLOCK_FIELDS + SLOT_SIZE * config.max_teams as u64, 64)
-            .ok_or_else(too_big)?;
+        // Barrier slots, then as many arrival records.
+        let pe_block = round_up(
+            PE_BLOCK_FIELDS + 2 * SLOT_SIZE * config.max_teams as u64,
+            64,
+        )
+        .ok_or_else(too_big)?;
         let control = (n_pes as u64)
             .checked_mul(pe_block)
             .and_then(|b| b.checked_add(HEADER_SIZE))
@@ -186,6 +217,8 @@ pub(crate) struct Region {
     base: *mut u8,
     /// Where everything lies.
     layout: Layout,
+    /// The launcher's status board, when the launcher keeps one (niinrun).
+    board: Option<StatusBoard>,
 }
 
 // SAFETY: the region is a block of shared memory that every PE (thread or process)
@@ -208,7 +241,12 @@ impl Region {
             });
         }
         let base = map.as_mut_ptr();
-        Ok(Region { map, base, layout })
+        Ok(Region {
+            map,
+            base,
+            layout,
+            board: None,
+        })
     }
 
     /// An anonymous, zeroed mapping for an in-process world.
@@ -231,6 +269,16 @@ impl Region {
     /// The layout.
     pub(crate) fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// Attaches the launcher's status board (multi-process jobs under niinrun).
+    pub(crate) fn set_board(&mut self, board: Option<StatusBoard>) {
+        self.board = board;
+    }
+
+    /// The launcher's status board, if any.
+    pub(crate) fn board(&self) -> Option<&StatusBoard> {
+        self.board.as_ref()
     }
 
     /// A 64-bit control word at byte `offset` of the mapping.
@@ -293,14 +341,43 @@ impl Region {
         self.control_u32(self.layout.pe_block_offset(pe) + 4)
     }
 
+    /// `pe`'s life flag ([`LifeFlag`] as u32): whether its life lock can be read.
+    pub(crate) fn life_flag(&self, pe: usize) -> &AtomicU32 {
+        self.control_u32(self.layout.pe_block_offset(pe) + 8)
+    }
+
+    /// The first byte of `pe`'s life lock ([`LIFE_LOCK_SIZE`] bytes, 64-byte aligned).
+    pub(crate) fn life_lock_ptr(&self, pe: usize) -> *mut u8 {
+        assert!(pe < self.layout.n_pes);
+        self.base
+            .wrapping_add((self.layout.pe_block_offset(pe) + LIFE_LOCK_AT) as usize)
+    }
+
+    /// The futex word of `pe`'s life lock (its first 4 bytes, where glibc keeps it), read
+    /// atomically. Only meaningful once `pe`'s life flag says [`LifeFlag::Held`].
+    pub(crate) fn life_word(&self, pe: usize) -> u32 {
+        self.control_u32(self.layout.pe_block_offset(pe) + LIFE_LOCK_AT)
+            .load(Ordering::Acquire)
+    }
+
+    /// `pe`'s arrival record of team slot `team`: `generation << 32 | (start + 1)` of the
+    /// last barrier of that handle it arrived at.
+    pub(crate) fn arrival(&self, pe: usize, team: usize) -> &AtomicU64 {
+        debug_assert!(team < self.layout.max_teams);
+        let off = self.layout.pe_block_offset(pe)
+            + PE_BLOCK_FIELDS
+            + (self.layout.max_teams + team) as u64 * SLOT_SIZE;
+        self.control_u64(off)
+    }
+
+    /// Sets `pe`'s state (release): finalized or panicked.
+    pub(crate) fn set_pe_state(&self, pe: usize, state: PeState) {
+        self.state_word(pe).store(state as u32, Ordering::Release);
+    }
+
     /// `pe`'s state (acquire: what `pe` did before setting it is visible).
     pub(crate) fn pe_state(&self, pe: usize) -> PeState {
         PeState::from_raw(self.state_word(pe).load(Ordering::Acquire))
-    }
-
-    /// Sets this PE's state (release).
-    pub(crate) fn set_pe_state(&self, pe: usize, state: PeState) {
-        self.state_word(pe).store(state as u32, Ordering::Release);
     }
 
     /// Marks `pe` attached by process `pid`; false if it was not absent.
@@ -395,7 +472,7 @@ mod tests {
         assert_eq!(l.heap_stride, PAGE);
         assert_eq!(l.control_size % PAGE, 0);
         assert!(l.control_size >= HEADER_SIZE + 3 * l.pe_block);
-        assert_eq!(l.pe_block, PE_BLOCK_FIELDS + 1024 * SLOT_SIZE);
+        assert_eq!(l.pe_block, PE_BLOCK_FIELDS + 2 * 1024 * SLOT_SIZE);
         assert_eq!(l.heap_offset(2), l.control_size + 2 * PAGE);
         assert_eq!(l.total as u64, l.control_size + 3 * PAGE);
     }

@@ -4,36 +4,93 @@
 //!
 //! A wait loads each word with an acquire load of its width, so once it sees the value
 //! it also sees what the writer wrote before its release (a signal, or a `p` after a
-//! fence). Backoff: a few spins, then `yield_now`, then sleeps growing to 1 ms — the
-//! machines that run the tests have 2 cores and 4–16 PE threads, so spinning waiters
-//! must get out of the writers' way. A wait that does not finish within the timeout
-//! fails with `Timeout` (on a GPU it would hang); every ~100 ms it also checks whether
-//! the PEs it needs are gone and fails with `PeerGone` if so.
+//! fence). Backoff: a few spins, then `yield_now`, then sleeps growing to 1 ms (more in
+//! jobs of many PEs per core, see [`Pacing`]) — the machines that run the tests have 2
+//! cores and 4–1024 PEs, so waiters must get out of the writers' way. Barriers and the
+//! attach sleep on their word with a futex instead, and are woken when it changes. A wait
+//! that does not finish within the timeout fails with `Timeout` (on a GPU it would hang);
+//! every [`Pacing::check_every`] it also checks whether the PEs it needs are gone and
+//! fails with `PeerGone` if so.
 
-use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::atomics;
+use super::futex;
 use super::peers;
 use super::region::Region;
-use crate::error::{Result, TransportError};
+use crate::error::{Departure, Result, TransportError};
 use crate::ops::{Cmp, DeferredWait, SymAddr, WaitKind};
 
-/// How often a waiter checks for gone peers.
-pub(crate) const GONE_CHECK_EVERY: Duration = Duration::from_millis(100);
+/// How often a waiter checks for gone peers in a job of up to 32 PEs.
+pub(crate) const GONE_CHECK_EVERY: Duration = Duration::from_millis(20);
 
-/// Longest sleep between polls.
+/// How often a waiter checks for gone peers, at most (the largest jobs).
+const GONE_CHECK_MAX: Duration = Duration::from_secs(1);
+
+/// Longest sleep between polls in a job with few PEs per core.
 const MAX_SLEEP: Duration = Duration::from_millis(1);
 
+/// Longest sleep between polls in any job.
+const MAX_SLEEP_CAP: Duration = Duration::from_millis(10);
+
+/// How a wait paces itself in a job of `n_pes` PEs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pacing {
+    /// Interval of the checks for gone peers: 20 ms per 32 PEs (each check reads every
+    /// PE's block), at most 1 s, so checks cost the job O(N) reads per interval, not N².
+    pub(crate) check_every: Duration,
+    /// Longest sleep between polls: 1 ms, up to 10 ms with more than 8 PEs per core.
+    pub(crate) max_sleep: Duration,
+}
+
+impl Pacing {
+    /// The pacing of a job of `n_pes` PEs on this machine.
+    pub(crate) fn for_pes(n_pes: usize) -> Pacing {
+        static CORES: OnceLock<usize> = OnceLock::new();
+        let cores = *CORES.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()));
+        let per_core = (n_pes / (8 * cores)).max(1) as u32;
+        Pacing {
+            check_every: (GONE_CHECK_EVERY * (n_pes / 32).max(1) as u32).min(GONE_CHECK_MAX),
+            max_sleep: (MAX_SLEEP * per_core).min(MAX_SLEEP_CAP),
+        }
+    }
+}
+
 /// Escalating pauses between polls: spins, then yields, then sleeps (10 µs doubling up
-/// to 1 ms).
-#[derive(Debug, Default)]
+/// to the pacing's longest sleep).
+#[derive(Debug)]
 pub(crate) struct Backoff {
     step: u32,
+    max_sleep: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff::new(MAX_SLEEP)
+    }
 }
 
 impl Backoff {
+    /// A backoff whose sleeps grow to `max_sleep`.
+    pub(crate) fn new(max_sleep: Duration) -> Backoff {
+        Backoff { step: 0, max_sleep }
+    }
+
+    /// Whether the next pause is a sleep (past the spins and yields).
+    fn sleeping(&self) -> bool {
+        self.step >= 16
+    }
+
+    /// The next sleep (once [`Backoff::sleeping`]).
+    fn next_sleep(&mut self) -> Duration {
+        let s = self.step.max(16);
+        self.step = self.step.saturating_add(1);
+        Duration::from_micros(10u64 << (s - 16).min(10)).min(self.max_sleep)
+    }
+
     /// Pauses once, a little longer than last time.
     pub(crate) fn snooze(&mut self) {
         match self.step {
@@ -43,12 +100,56 @@ impl Backoff {
                 }
             }
             8..16 => thread::yield_now(),
-            s => {
-                let sleep = Duration::from_micros(10u64 << (s - 16).min(7)).min(MAX_SLEEP);
+            _ => {
+                let sleep = self.next_sleep();
                 thread::sleep(sleep);
+                return;
             }
         }
         self.step = self.step.saturating_add(1);
+    }
+}
+
+/// Which half of a 64-bit control word a futex sleeps on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Half {
+    /// Bits 0..32.
+    Low,
+    /// Bits 32..64.
+    High,
+}
+
+/// A 64-bit control word whose change (in one half) ends a [`poll`]; the poll sleeps on
+/// it with a futex, and whoever changes it wakes the sleepers ([`FutexWord::wake`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FutexWord<'a> {
+    /// The word.
+    pub(crate) word: &'a AtomicU64,
+    /// The half that changes.
+    pub(crate) half: Half,
+}
+
+impl FutexWord<'_> {
+    fn ptr(&self) -> *const u32 {
+        let high = matches!(self.half, Half::High) == cfg!(target_endian = "little");
+        self.word
+            .as_ptr()
+            .cast::<u32>()
+            .wrapping_add(usize::from(high))
+    }
+
+    fn current(&self) -> u32 {
+        let v = self.word.load(Ordering::Acquire);
+        match self.half {
+            Half::Low => v as u32,
+            Half::High => (v >> 32) as u32,
+        }
+    }
+
+    /// Wakes every PE sleeping on this word.
+    pub(crate) fn wake(&self) {
+        // SAFETY: `ptr` is one aligned half of a live 8-byte aligned control word.
+        unsafe { futex::wake_all(self.ptr()) };
     }
 }
 
@@ -59,37 +160,53 @@ pub(crate) enum Outcome {
     Done,
     /// It did not hold within the timeout; how long was waited.
     TimedOut(Duration),
-    /// A PE the condition needed is gone.
-    Gone(usize),
+    /// A PE the condition needed is gone, and how it left.
+    Gone(usize, Departure),
 }
 
 /// Polls `done` with [`Backoff`] until it holds, `timeout` passes, or `gone` (asked
-/// every [`GONE_CHECK_EVERY`]) names a PE that is gone and `done` still does not hold.
+/// every `pacing.check_every`) names a PE that is gone and `done` still does not hold.
+/// With a `futex`, `done` must become true only by a change of that word, and the poll
+/// sleeps on it (up to the next check) instead of sleeping a fixed time.
 pub(crate) fn poll(
     timeout: Duration,
+    pacing: Pacing,
+    futex: Option<FutexWord<'_>>,
     mut done: impl FnMut() -> bool,
-    mut gone: impl FnMut() -> Option<usize>,
+    mut gone: impl FnMut() -> Option<(usize, Departure)>,
 ) -> Outcome {
     if done() {
         return Outcome::Done;
     }
     let start = Instant::now();
-    let mut next_check = start + GONE_CHECK_EVERY;
-    let mut backoff = Backoff::default();
+    let mut next_check = start + pacing.check_every;
+    let mut backoff = Backoff::new(pacing.max_sleep);
     loop {
-        backoff.snooze();
+        match futex {
+            Some(f) if backoff.sleeping() => {
+                let seen = f.current();
+                if done() {
+                    return Outcome::Done;
+                }
+                let until = next_check.min(start + timeout);
+                let nap = until.saturating_duration_since(Instant::now());
+                // SAFETY: `ptr` is one aligned half of a live 8-byte aligned control word.
+                unsafe { futex::wait(f.ptr(), seen, nap.max(Duration::from_micros(100))) };
+            }
+            _ => backoff.snooze(),
+        }
         if done() {
             return Outcome::Done;
         }
         let now = Instant::now();
         if now >= next_check {
-            next_check = now + GONE_CHECK_EVERY;
-            if let Some(pe) = gone() {
+            next_check = now + pacing.check_every;
+            if let Some((pe, why)) = gone() {
                 // The PE may have made the condition true just before leaving.
                 return if done() {
                     Outcome::Done
                 } else {
-                    Outcome::Gone(pe)
+                    Outcome::Gone(pe, why)
                 };
             }
         }
@@ -269,6 +386,8 @@ impl WaitSet {
         let mut next = 0;
         let outcome = poll(
             timeout,
+            Pacing::for_pes(region.layout().n_pes),
+            None,
             || {
                 while let Some(&(i, v)) = self.words.get(next) {
                     if !self.kind.holds(self.load(i), self.cmp, v) {
@@ -282,7 +401,7 @@ impl WaitSet {
         );
         match outcome {
             Outcome::Done => Ok(()),
-            Outcome::Gone(pe) => Err(TransportError::PeerGone { pe, op: self.op }),
+            Outcome::Gone(pe, why) => Err(peers::peer_gone(region, me, self.op, pe, why)),
             Outcome::TimedOut(waited) => Err(TransportError::Timeout {
                 pe: me,
                 op: self.op,
@@ -324,15 +443,37 @@ mod tests {
 
     #[test]
     fn poll_times_out_and_reports_gone() {
-        assert_eq!(poll(Duration::ZERO, || true, || None), Outcome::Done);
-        match poll(Duration::from_millis(30), || false, || None) {
+        let p = Pacing::for_pes(4);
+        assert_eq!(
+            poll(Duration::ZERO, p, None, || true, || None),
+            Outcome::Done
+        );
+        match poll(Duration::from_millis(30), p, None, || false, || None) {
             Outcome::TimedOut(w) => assert!(w >= Duration::from_millis(30)),
             o => panic!("{o:?}"),
         }
         assert_eq!(
-            poll(Duration::from_secs(5), || false, || Some(3)),
-            Outcome::Gone(3)
+            poll(
+                Duration::from_secs(5),
+                p,
+                None,
+                || false,
+                || Some((3, Departure::Panicked))
+            ),
+            Outcome::Gone(3, Departure::Panicked)
         );
+    }
+
+    #[test]
+    fn pacing_spreads_checks_and_sleeps_in_large_jobs() {
+        assert_eq!(Pacing::for_pes(4).check_every, GONE_CHECK_EVERY);
+        assert_eq!(Pacing::for_pes(4).max_sleep, MAX_SLEEP);
+        assert_eq!(
+            Pacing::for_pes(1024).check_every,
+            Duration::from_millis(640)
+        );
+        assert_eq!(Pacing::for_pes(1 << 20).check_every, GONE_CHECK_MAX);
+        assert_eq!(Pacing::for_pes(1 << 20).max_sleep, MAX_SLEEP_CAP);
     }
 
     #[test]

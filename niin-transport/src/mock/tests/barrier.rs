@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::*;
-use crate::error::TransportError;
+use crate::error::{Departure, TransportError};
 
 /// Each round every PE writes the round number into its word of buffer `round % 2` on
 /// every PE, then the barrier; every PE must then see everyone's write of this round.
@@ -83,7 +83,7 @@ fn barrier_timeout_counts_arrivals_and_leaves_the_slot_usable() {
                 assert_eq!(p, pe);
                 let k: u32 = detail
                     .strip_prefix("team 0: ")
-                    .and_then(|d| d.strip_suffix(" of 4 PEs arrived"))
+                    .and_then(|d| d.strip_suffix(" of 4 PEs arrived; not arrived: PE 3"))
                     .unwrap_or_else(|| panic!("{detail}"))
                     .parse()
                     .unwrap();
@@ -109,7 +109,8 @@ fn barrier_fails_with_peer_gone_when_a_member_finalized() {
             e,
             TransportError::PeerGone {
                 pe: 2,
-                op: "barrier"
+                op: "barrier",
+                why: Departure::Finalized,
             }
         );
     }
@@ -223,4 +224,27 @@ fn barrier_of_one_pe_returns_at_once() {
         },
     )
     .unwrap();
+}
+
+#[test]
+fn a_pe_that_panicked_is_named_as_panicked_not_finalized() {
+    let mut w = world(3, cfg());
+    let doomed = w.pop().unwrap();
+    let panicker = std::thread::spawn(move || {
+        let _pe = doomed;
+        panic!("PE 2 fails on purpose");
+    });
+    assert!(panicker.join().is_err());
+    let errors = on_all(&w, |t| t.barrier(Order::Now, world_team(3)).unwrap_err());
+    for e in errors {
+        assert_eq!(
+            e,
+            TransportError::PeerGone {
+                pe: 2,
+                op: "barrier",
+                why: Departure::Panicked,
+            }
+        );
+        assert_eq!(e.to_string(), "PE 2 panicked; barrier cannot complete");
+    }
 }

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use super::barrier::rounds_with_checks;
 use super::*;
-use crate::error::TransportError;
-use crate::mock::{cleanup_job, job_file_path};
+use crate::error::{Departure, TransportError};
+use crate::mock::{PeEnd, STATUS_FILE_NAME, StatusBoard, cleanup_job, job_file_path};
 use crate::ops::{AmoOp, Cmp, SignalOp, WaitKind};
 
 /// Tells a re-executed test binary to act as a PE: `check:job:pe:n_pes`.
@@ -24,19 +24,39 @@ fn job(name: &str) -> String {
 }
 
 fn spawn_child(check: &str, job: &str, pe: usize, n: usize) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            CHILD_TEST,
-            "--exact",
-            "--test-threads=1",
-            "--nocapture",
-            "-q",
-        ])
-        .env(CHILD_VAR, format!("{check}:{job}:{pe}:{n}"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    child_command(check, job, pe, n).spawn().unwrap()
+}
+
+fn child_command(check: &str, job: &str, pe: usize, n: usize) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        CHILD_TEST,
+        "--exact",
+        "--test-threads=1",
+        "--nocapture",
+        "-q",
+    ])
+    .env(CHILD_VAR, format!("{check}:{job}:{pe}:{n}"))
+    .env_remove("NIIN_LAUNCHER")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    cmd
+}
+
+/// Reads lines of `child`'s stdout until one is `line` (the child's test harness prints
+/// its own lines around).
+fn await_line(out: &mut impl std::io::BufRead, line: &str) {
+    let mut buf = String::new();
+    loop {
+        buf.clear();
+        assert!(
+            out.read_line(&mut buf).unwrap() > 0,
+            "the child ended before printing {line:?}"
+        );
+        if buf.trim_end() == line {
+            return;
+        }
+    }
 }
 
 fn describe(pe: usize, out: &Output) -> String {
@@ -86,6 +106,21 @@ fn child_entry() {
             await_file(&path);
             std::thread::sleep(Duration::from_millis(200));
             std::process::exit(0);
+        }
+        "barrier-report" => {
+            // Attach, say so, then report how the barrier ends.
+            let t = MockTransport::attach(job, pe, n, cfg()).unwrap();
+            println!("attached");
+            match t.barrier(Order::Now, world_team(n)) {
+                Ok(()) => println!("barrier passed"),
+                Err(e) => println!("barrier: {e}"),
+            }
+            std::process::exit(0);
+        }
+        "hang" => {
+            let _t = MockTransport::attach(job, pe, n, cfg()).unwrap();
+            println!("attached");
+            std::thread::sleep(Duration::from_secs(60));
         }
         other => panic!("unknown check {other:?}"),
     }
@@ -156,7 +191,10 @@ fn a_crashed_process_is_peer_gone_for_the_barrier() {
         e,
         TransportError::PeerGone {
             pe: 1,
-            op: "barrier"
+            op: "barrier",
+            why: Departure::Died {
+                how: "its process ended without finalizing".into()
+            },
         }
     );
     assert!(start.elapsed() < Duration::from_secs(10));
@@ -362,4 +400,86 @@ fn attach_rejects_bad_job_ids_and_pes() {
         MockTransport::attach(&job("oor"), 2, 2, cfg()).map(|_| ()),
         Err(TransportError::PeOutOfRange { pe: 2, n_pes: 2 })
     );
+}
+
+#[test]
+fn a_pe_killed_under_a_launcher_is_named_with_its_signal() {
+    // This test plays niinrun: it keeps the status board, starts the PEs with niinrun's
+    // variables, and records how a PE ended when it reaps it.
+    let job = job("killed");
+    let dir = std::env::temp_dir().join(format!("niin-mock-unit-rdv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let board = StatusBoard::create(&dir.join(STATUS_FILE_NAME), 2).unwrap();
+    let launch = |check: &str, pe: usize| {
+        let mut cmd = child_command(check, &job, pe, 2);
+        cmd.env("NIIN_LAUNCHER", "niinrun")
+            .env("NIIN_RENDEZVOUS_DIR", &dir);
+        cmd.spawn().unwrap()
+    };
+    let mut reporter = launch("barrier-report", 0);
+    let mut victim = launch("hang", 1);
+    let mut victim_out = std::io::BufReader::new(victim.stdout.take().unwrap());
+    await_line(&mut victim_out, "attached");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    board.record(1, &PeEnd::Failed("killed by signal 9 (SIGKILL)".into()));
+    let mut out = std::io::BufReader::new(reporter.stdout.take().unwrap());
+    await_line(&mut out, "attached");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    reporter.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        board.is_consequence(0),
+        "PE 0 marked its failure a consequence"
+    );
+    assert!(!board.is_consequence(1));
+    assert!(
+        rest.contains("barrier: PE 1 died (killed by signal 9 (SIGKILL)); barrier cannot complete"),
+        "{rest}"
+    );
+}
+
+#[test]
+fn a_heap_larger_than_the_free_shared_memory_is_refused_with_both_sizes() {
+    let job = job("nospace");
+    let path = job_file_path(&job).unwrap();
+    let free = super::super::job::free_space(path.parent().unwrap()).expect("statvfs works here");
+    let config = MockConfig {
+        heap_size: free / 2 + (1 << 20),
+        ..cfg()
+    };
+    match MockTransport::attach(&job, 0, 2, config) {
+        Err(TransportError::Os { what, cause }) => {
+            assert!(what.contains(&path.display().to_string()), "{what}");
+            assert!(
+                cause.contains(&format!("{}-byte heaps", config.heap_size))
+                    && cause.contains(&format!("{} MiB) free", free >> 20))
+                    && cause.contains("NVSHMEM_SYMMETRIC_SIZE"),
+                "{cause}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!path.exists(), "nothing was created");
+}
+
+#[test]
+fn an_attach_timeout_names_the_pes_that_never_attached() {
+    let job = job("absent");
+    let e = MockTransport::attach(&job, 0, 4, short(300)).unwrap_err();
+    match e {
+        TransportError::Timeout {
+            op: "attach",
+            detail,
+            ..
+        } => {
+            assert!(
+                detail.ends_with("1 of 4 PEs attached; not attached: PEs 1, 2, 3"),
+                "{detail}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!job_file_path(&job).unwrap().exists());
 }

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::*;
-use crate::error::TransportError;
+use crate::error::{Departure, TransportError};
 use crate::ops::{Cmp, WaitKind};
 
 const KINDS: [WaitKind; 6] = [
@@ -284,7 +284,8 @@ fn wait_fails_with_peer_gone_when_every_other_pe_finalized() {
         e,
         TransportError::PeerGone {
             pe: 1,
-            op: "wait_until"
+            op: "wait_until",
+            why: Departure::Finalized,
         }
     );
     assert!(t.elapsed() < Duration::from_secs(5));
