@@ -21,6 +21,7 @@ use niin_teams::TeamId;
 use niin_transport::{CollKind, Collective, Elem, Order, ReduceOp, SymAddr, Transport};
 
 use crate::buffer::SymSlice;
+use crate::check::CollectiveCall;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
 use crate::types::{ReduceType, RmaType};
@@ -74,7 +75,19 @@ impl World {
             nelems,
             elem,
         };
-        self.transport_result(self.inner.transport.collective(order, &c))
+        if order != Order::Now {
+            // Stream-ordered: synchronizes on the stream, after this returns (not compared).
+            return self.transport_result(self.inner.transport.collective(order, &c));
+        }
+        let call = CollectiveCall::collective(team, &c);
+        let _busy = self.enter_collective(&call)?;
+        let published = self.publish_call(call)?;
+        let ran = self.transport_result(self.inner.transport.collective(order, &c));
+        // The collective synchronized the team: every member's call is published.
+        match published {
+            Some(mine) => self.compare_after(&sync, &mine, ran),
+            None => ran,
+        }
     }
 
     /// `dst[i]` = `op` over the team's PEs of their `src[i]`, for `i < nreduce`

@@ -9,6 +9,7 @@
 //! | `NIIN_TIMEOUT` | seconds a wait or barrier may take before it is an error | 60 |
 //! | `NIIN_CHECK_SYMMETRY` | `0`/`1`: compare allocation fingerprints across PEs at every collective allocation | `1` in debug builds, `0` in release |
 //! | `NIIN_MOCK_NODE_SIZE` | PEs per simulated node in the mock (PEs of one node are LSA peers) | all PEs on one node |
+//! | `NIIN_CHECK_COLLECTIVES` | `0`/`1`: compare every blocking collective call across its PEs (`crate::check`) | `1` on the mock, `0` on NCCL |
 //!
 //! A malformed value is an error that names the variable and the value; nothing falls
 //! back to a default silently.
@@ -61,6 +62,12 @@ pub struct WorldConfig {
     pub check_symmetry: bool,
     /// Mock only: PEs per simulated node (PEs of one node are LSA peers). `None`: one node.
     pub mock_node_size: Option<usize>,
+    /// Compare every blocking collective call (heap calls, barriers, splits, team
+    /// collectives) across its PEs, so that PEs calling different collectives, or the same
+    /// one with other arguments, get an error naming both calls instead of corrupt memory
+    /// or a hang ([`Error::CollectiveMismatch`]). `None`: on for the mock, off on NCCL
+    /// (where each comparison costs a few small device copies).
+    pub check_collectives: Option<bool>,
 }
 
 impl Default for WorldConfig {
@@ -72,6 +79,7 @@ impl Default for WorldConfig {
             timeout: Duration::from_secs(60),
             check_symmetry: cfg!(debug_assertions),
             mock_node_size: None,
+            check_collectives: None,
         }
     }
 }
@@ -84,6 +92,8 @@ pub mod vars {
     pub const CHECK_SYMMETRY: &str = "NIIN_CHECK_SYMMETRY";
     /// PEs per simulated node (mock).
     pub const MOCK_NODE_SIZE: &str = "NIIN_MOCK_NODE_SIZE";
+    /// Comparison of collective calls across PEs.
+    pub const CHECK_COLLECTIVES: &str = "NIIN_CHECK_COLLECTIVES";
 }
 
 impl WorldConfig {
@@ -113,13 +123,43 @@ impl WorldConfig {
             None => None,
             Some(v) => Some(parse_count(vars::MOCK_NODE_SIZE, &v)?),
         };
-        Ok(WorldConfig {
+        let check_collectives = match lookup(vars::CHECK_COLLECTIVES) {
+            None => None,
+            Some(v) => Some(parse_bool(vars::CHECK_COLLECTIVES, &v)?),
+        };
+        let config = WorldConfig {
             transport,
             heap_size,
             timeout,
             check_symmetry,
             mock_node_size,
-        })
+            check_collectives,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what the variables' parsers check, for a configuration built in code: a
+    /// timeout above zero (as `NIIN_TIMEOUT`), a heap that holds niin-rs's system area
+    /// ([`crate::min_heap_size`]) and a node size of at least 1. World creation calls it;
+    /// the error names the field and the value.
+    pub fn validate(&self) -> Result<()> {
+        if self.timeout.is_zero() {
+            return Err(Error::Config(format!(
+                "WorldConfig::timeout {:?} is not a positive duration (as {}=0 is not): \
+                 waits and barriers would fail at once",
+                self.timeout,
+                vars::TIMEOUT
+            )));
+        }
+        crate::world::check_heap_size(self.heap_size)?;
+        if self.mock_node_size == Some(0) {
+            return Err(Error::Config(format!(
+                "WorldConfig::mock_node_size Some(0) is not a count of at least 1 (as {}=0 is not)",
+                vars::MOCK_NODE_SIZE
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -198,6 +238,60 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_timeout_in_code_is_refused_as_the_variable_refuses_it() {
+        let var = cfg(&[("NIIN_TIMEOUT", "0")]).unwrap_err().to_string();
+        assert!(var.contains("NIIN_TIMEOUT=\"0\""), "{var}");
+        let config = WorldConfig {
+            timeout: Duration::ZERO,
+            ..WorldConfig::default()
+        };
+        let code = config.validate().unwrap_err().to_string();
+        assert!(code.contains("WorldConfig::timeout 0ns"), "{code}");
+        assert!(code.contains("NIIN_TIMEOUT"), "{code}");
+        // World creation refuses it too.
+        let made = crate::World::in_process(2, &config)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(made.to_string(), code);
+        assert!(WorldConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_heap_too_small_for_the_system_area_is_refused_with_the_minimum() {
+        let min = crate::min_heap_size();
+        assert!(min > 1024 && min < (1 << 20), "minimum {min}");
+        for value in ["1K", "1024"] {
+            let e = cfg(&[("NVSHMEM_SYMMETRIC_SIZE", value)])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("NVSHMEM_SYMMETRIC_SIZE"), "{e}");
+            assert!(e.contains(&format!("at least {min} bytes")), "{e}");
+        }
+        let small = WorldConfig {
+            heap_size: min - 1,
+            ..WorldConfig::default()
+        };
+        let e = crate::World::in_process(2, &small)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("{} bytes", min - 1)) && e.contains(&min.to_string()),
+            "{e}"
+        );
+        // The minimum itself works: the application gets its granule.
+        let fits = WorldConfig {
+            heap_size: min,
+            ..WorldConfig::default()
+        };
+        crate::run_in_process(2, &fits, |w| {
+            let b = w.malloc::<u8>(256)?;
+            w.free(b)
+        })
+        .unwrap();
+    }
+
+    #[test]
     fn bad_values_name_variable_and_value() {
         for (var, value) in [
             ("NIIN_TRANSPORT", "gpu"),
@@ -206,6 +300,7 @@ mod tests {
             ("NIIN_CHECK_SYMMETRY", "maybe"),
             ("NIIN_MOCK_NODE_SIZE", "0"),
             ("NVSHMEM_SYMMETRIC_SIZE", "12Q"),
+            ("NIIN_CHECK_COLLECTIVES", "sometimes"),
         ] {
             let msg = cfg(&[(var, value)]).unwrap_err().to_string();
             assert!(msg.contains(var), "{msg} names {var}");

@@ -1,6 +1,6 @@
 //! Errors of the host API: every lower layer's error, plus misuse of the API itself.
 
-use niin_heap::{Fingerprint, HeapError, SizeError};
+use niin_heap::{HeapError, Layout, SizeError};
 use niin_teams::TeamError;
 use niin_transport::TransportError;
 
@@ -85,19 +85,68 @@ pub enum Error {
         /// What is wrong, with the values.
         what: String,
     },
-    /// The PEs did not make the same sequence of collective allocations.
+    /// The PEs' symmetric heaps do not hold the same allocations.
     #[error(
-        "PE {pe}: asymmetric symmetric-heap use: this PE's allocation history is {mine}, PE {other}'s is {theirs} (every PE must make the same nvshmem_malloc/align/free calls in the same order)"
+        "PE {pe}: asymmetric symmetric-heap use: this PE's live allocations are {mine}, PE {other}'s are {theirs} (every PE must make the same nvshmem_malloc/align/free calls in the same order)"
     )]
     Asymmetric {
         /// This PE.
         pe: usize,
-        /// The first PE whose history differs.
+        /// The first PE whose heap differs.
         other: usize,
-        /// This PE's fingerprint.
-        mine: Fingerprint,
-        /// The other PE's fingerprint.
-        theirs: Fingerprint,
+        /// This PE's heap layout.
+        mine: Layout,
+        /// The other PE's heap layout.
+        theirs: Layout,
+    },
+    /// The PEs of a collective call did not make the same call: another collective, or the
+    /// same one with other arguments (`crate::check` in the source has the rules).
+    #[error(
+        "PE {pe}: collective mismatch: PE {pe} called {mine}, PE {other} called {theirs}{}",
+        if *in_step {
+            " (every PE of the team must make the same collective calls in the same order, \
+             with the same arguments; this call was undone on every PE that saw it, and the \
+             world stays usable)"
+        } else {
+            " (every PE of the team must make the same collective calls in the same order, \
+             with the same arguments; a team collective took part, so the PEs' \
+             synchronizations are out of step now: every later collective call of this PE \
+             fails, finalize the world)"
+        }
+    )]
+    CollectiveMismatch {
+        /// This PE.
+        pe: usize,
+        /// This PE's call ([`crate::CollectiveCall`], as printed).
+        mine: String,
+        /// The PE whose call differs.
+        other: usize,
+        /// That PE's call, as printed.
+        theirs: String,
+        /// Whether every PE stopped at the same point (the world stays usable).
+        in_step: bool,
+    },
+    /// An earlier collective mismatch left the PEs out of step.
+    #[error(
+        "PE {pe}: the world's collectives are out of step since an earlier mismatch ({cause}); only finalize is possible"
+    )]
+    OutOfStep {
+        /// This PE.
+        pe: usize,
+        /// The mismatch, as reported then.
+        cause: String,
+    },
+    /// Two threads of one PE were inside collective calls at once.
+    #[error(
+        "PE {pe}: {entering} was called while another thread of this PE is inside {running}: a PE's collective calls must come from one thread at a time (NVSHMEM_THREAD_SERIALIZED at most); the second call is refused"
+    )]
+    ConcurrentCollective {
+        /// This PE.
+        pe: usize,
+        /// The refused call.
+        entering: String,
+        /// The call in progress.
+        running: String,
     },
     /// The launcher's environment or the unique-id rendezvous failed.
     #[error("bootstrap: {0}")]

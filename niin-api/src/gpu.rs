@@ -46,6 +46,7 @@ pub(crate) fn nccl_world(
     local_rank: Option<usize>,
     uid: UidSource<'_>,
 ) -> Result<World> {
+    config.validate()?;
     cuda::driver().map_err(|e| gpu(rank, e))?;
     let count = cuda::device_count().map_err(|e| gpu(rank, e))?;
     let ordinal = cuda::choose_device(local_rank, rank, count).map_err(|e| gpu(rank, e))?;
@@ -100,6 +101,7 @@ pub(crate) fn nccl_world(
         routed,
         config,
         node_size,
+        None,
     )?;
     // Every PE has registered its window and zeroed its heap before anyone uses it.
     world.barrier_all()?;

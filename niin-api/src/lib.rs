@@ -35,6 +35,7 @@
 
 pub mod bootstrap;
 pub mod buffer;
+mod check;
 mod coll;
 pub mod config;
 mod device_support;
@@ -51,6 +52,7 @@ pub mod types;
 mod world;
 
 pub use buffer::{SymBuffer, SymSlice};
+pub use check::{CHECKED_TEAMS, CollectiveCall, CollectiveKind};
 pub use config::{TransportKind, WorldConfig};
 pub use error::{Error, Result};
 pub use niin_teams::{DeviceTeam, DeviceTeamTable, TeamConfig, TeamId};
@@ -61,5 +63,5 @@ pub use stream::Stream;
 pub use types::{AmoFetchType, AmoType, Bf16, BitwiseAmoType, Half, ReduceType, RmaType, WaitType};
 pub use world::{
     COLL_LL_HEADER_BYTES, COLL_LL_RING_MAX, COLL_LL_SLOTS, DEVICE_TEAM_SLOTS, TEAM_SYNC_SLOT_BYTES,
-    World, coll_ll_ring_bytes,
+    World, coll_ll_ring_bytes, min_heap_size,
 };

@@ -9,6 +9,7 @@
 use niin_teams::{SlotSet, TeamConfig, TeamId};
 use niin_transport::{Order, SymAddr, TeamSplit, TeamSync, Transport};
 
+use crate::check::{CollectiveCall, CollectiveKind};
 use crate::error::{Error, Result};
 use crate::world::{
     COLL_LL_HEADER_BYTES, COLL_LL_SLOTS, DEVICE_TEAM_SLOTS, SLOT_WORDS, SYS_COLL_LL, SYS_SLOTS,
@@ -64,8 +65,10 @@ impl World {
     /// other member sent it (a broadcast's root excepted, whose data each other member
     /// waited for), so nothing is still on its way to this PE when it leaves the team.
     pub fn team_destroy(&self, team: TeamId) -> Result<()> {
-        self.check_live()?;
+        let call = CollectiveCall::new(CollectiveKind::TeamDestroy, team, [0; 3]);
+        let _busy = self.enter_collective(&call)?;
         self.teams().destroy(team).map_err(|e| self.team_err(e))?;
+        self.reset_calls(team);
         self.transport_result(self.inner.transport.team_destroyed(team.0))?;
         let Some(slot) = team.index() else {
             return Ok(());
@@ -126,15 +129,52 @@ impl World {
         size: i32,
         config: Option<TeamConfig>,
     ) -> Result<TeamId> {
-        self.check_live()?;
+        let args = [start, stride, size].map(|v| i64::from(v) as u64);
+        let call = CollectiveCall::new(CollectiveKind::SplitStrided, parent, args);
+        let _busy = self.enter_collective(&call)?;
         let sync = self.team_sync(parent)?;
-        let agreed = self.agree_free_slots(sync, 1)?;
+        let agreed = self.agree_free_slots(sync, 1, call)?;
         let team = self
             .teams()
             .split_strided(parent, start, stride, size, config, agreed)
             .map_err(|e| self.team_err(e))?;
+        self.check_team_capacity("team_split_strided", &[team])?;
         self.announce_split(sync, &[team])?;
         Ok(team)
+    }
+
+    /// Refuses new teams whose handles the transport cannot synchronize (the mock's barrier
+    /// table, [`niin_transport::mock::MockConfig::max_teams`]), destroying them again here:
+    /// every member of the parent agreed on the same handles, so every one refuses.
+    fn check_team_capacity(&self, op: &'static str, teams: &[TeamId]) -> Result<()> {
+        let Some(max) = self.inner.max_teams else {
+            for &t in teams {
+                self.reset_calls(t);
+            }
+            return Ok(());
+        };
+        let Some(&past) = teams.iter().find(|t| t.0 >= 0 && t.0 as usize >= max) else {
+            for &t in teams {
+                self.reset_calls(t);
+            }
+            return Ok(());
+        };
+        for &made in teams {
+            if made != TeamId::INVALID {
+                let _ = self.teams().destroy(made);
+            }
+        }
+        Err(Error::BadArgument {
+            pe: self.my_pe(),
+            op,
+            what: format!(
+                "the new team would get handle {}, and this world's transport synchronizes \
+                 team handles 0..{max} only (the mock's barrier table, MockConfig::max_teams): \
+                 at most {max} teams, the predefined ones included, may exist at once; destroy \
+                 a team first",
+                past.0
+            ),
+        })
     }
 
     /// Collectively splits `parent` into rows of `xrange` PEs and the columns across them
@@ -146,13 +186,16 @@ impl World {
         xconfig: Option<TeamConfig>,
         yconfig: Option<TeamConfig>,
     ) -> Result<(TeamId, TeamId)> {
-        self.check_live()?;
+        let args = [i64::from(xrange) as u64, 0, 0];
+        let call = CollectiveCall::new(CollectiveKind::Split2d, parent, args);
+        let _busy = self.enter_collective(&call)?;
         let sync = self.team_sync(parent)?;
-        let agreed = self.agree_free_slots(sync, 2)?;
+        let agreed = self.agree_free_slots(sync, 2, call)?;
         let (x, y) = self
             .teams()
             .split_2d(parent, xrange, xconfig, yconfig, agreed)
             .map_err(|e| self.team_err(e))?;
+        self.check_team_capacity("team_split_2d", &[x, y])?;
         self.announce_split(sync, &[x, y])?;
         Ok((x, y))
     }
@@ -188,12 +231,19 @@ impl World {
     }
 
     /// The set of user-team handles free on every member of `sync`, holding at least
-    /// `needed` handles (collective over `sync`'s members).
-    fn agree_free_slots(&self, sync: TeamSync, needed: usize) -> Result<SlotSet> {
+    /// `needed` handles (collective over `sync`'s members). Its first barrier carries
+    /// `call` (`crate::check`): on a mismatch every member stops there.
+    fn agree_free_slots(
+        &self,
+        sync: TeamSync,
+        needed: usize,
+        call: CollectiveCall,
+    ) -> Result<SlotSet> {
         let t = &self.inner.transport;
         let slots = SymAddr(self.inner.sys + SYS_SLOTS);
         let bytes = SLOT_WORDS * 8;
         let mut agreed_words: Vec<u64> = Vec::new();
+        let mut call = Some(call);
         for round in 0.. {
             let lo = round * SLOT_WORDS;
             let mine = self.teams().free_slots().to_words(lo + SLOT_WORDS);
@@ -204,8 +254,15 @@ impl World {
             self.transport_result(unsafe {
                 t.put(Order::Now, me, slots, window.as_ptr().cast(), bytes)
             })?;
+            let published = match call.take() {
+                Some(c) => self.publish_call(c)?,
+                None => None,
+            };
             t.barrier(Order::Now, sync)
                 .map_err(|source| Error::Transport { pe: me, source })?;
+            if let Some(mine) = published {
+                self.compare_calls(&sync, &mine)?;
+            }
             let mut acc = vec![u64::MAX; SLOT_WORDS];
             let mut theirs = vec![0u64; SLOT_WORDS];
             for i in 0..sync.size {

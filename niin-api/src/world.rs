@@ -9,8 +9,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::check::{CALL_AREA_BYTES, CallLog, CollectiveCall, CollectiveKind};
 use crate::registered::RegisteredBuffer;
-use niin_heap::{Block, Fingerprint, HeapStats, SymmetricHeap};
+use niin_heap::{Block, Fingerprint, HeapStats, Layout, SymmetricHeap};
 use niin_teams::{TeamId, TeamTable, WorldLayout};
 use niin_transport::mock::{MockConfig, MockTransport, MockWorld};
 use niin_transport::{Order, Routed, SymAddr, TeamSync, Transport, TransportError};
@@ -22,10 +23,14 @@ use crate::types::RmaType;
 
 /// Bytes of the world's system area before the device collectives' rings, allocated first
 /// in every PE's heap at init (so at the same offset everywhere): the exchange slots of the
-/// collectives niin-api runs itself (fingerprint comparison, team-handle agreement) and the
-/// device team-barrier words ([`SYS_TEAM_SYNC`]). The rings follow at [`SYS_COLL_LL`]
-/// ([`World::coll_ll_offset`]); their size depends on the heap's.
-pub(crate) const SYS_BYTES: u64 = SYS_TEAM_SYNC + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
+/// collectives niin-api runs itself (fingerprint comparison, team-handle agreement), the
+/// device team-barrier words ([`SYS_TEAM_SYNC`]) and the published collective calls
+/// ([`SYS_CALLS`]). The rings follow at [`SYS_COLL_LL`] ([`World::coll_ll_offset`]); their
+/// size depends on the heap's.
+pub(crate) const SYS_BYTES: u64 = SYS_CALLS + CALL_AREA_BYTES;
+/// Offset in the system area of the published collective calls (`crate::check`): two
+/// 32-byte slots per team handle below [`crate::check::CHECKED_TEAMS`].
+pub(crate) const SYS_CALLS: u64 = SYS_TEAM_SYNC + (DEVICE_TEAM_SLOTS * TEAM_SYNC_SLOT_BYTES) as u64;
 /// Offset in the system area of the device collectives' LL slots (4 KiB aligned, after the
 /// team-barrier words).
 pub(crate) const SYS_COLL_LL: u64 = SYS_BYTES.next_multiple_of(4096);
@@ -77,6 +82,13 @@ pub fn coll_ll_ring_bytes(heap_size: u64) -> usize {
     }
 }
 
+/// The smallest symmetric heap a world takes: the system area of such a heap plus one
+/// 256-byte granule for the application. A smaller `NVSHMEM_SYMMETRIC_SIZE` is refused at
+/// init with this number.
+pub fn min_heap_size() -> u64 {
+    SYS_BYTES.next_multiple_of(niin_heap::DEFAULT_ALIGNMENT) + niin_heap::DEFAULT_ALIGNMENT
+}
+
 /// Bytes of the system area for a heap of `heap_size` bytes.
 fn sys_bytes(heap_size: u64) -> u64 {
     match coll_ll_ring_bytes(heap_size) {
@@ -110,6 +122,15 @@ pub(crate) struct Inner {
     pub(crate) finalized: AtomicBool,
     /// Application buffers made symmetric (registered.rs).
     pub(crate) registered: Mutex<Vec<RegisteredBuffer>>,
+    /// Whether collective calls are compared across PEs (`crate::check`).
+    pub(crate) check_calls: bool,
+    /// The collective this PE is inside (`crate::check`), 0 when none.
+    pub(crate) busy: AtomicU64,
+    /// Call counts of the compared teams and the out-of-step state (`crate::check`).
+    pub(crate) calls: CallLog,
+    /// Team handles the transport can synchronize: `0..max_teams` (the mock's barrier
+    /// table); `None` where it has no limit.
+    pub(crate) max_teams: Option<usize>,
 }
 
 impl Drop for Inner {
@@ -131,6 +152,28 @@ impl std::fmt::Debug for World {
     }
 }
 
+/// Refuses a heap too small for the system area (and one application granule), naming the
+/// minimum ([`WorldConfig::validate`]).
+pub(crate) fn check_heap_size(heap_size: u64) -> Result<()> {
+    let min = min_heap_size();
+    if heap_size < min {
+        return Err(Error::Config(format!(
+            "a symmetric heap of {heap_size} bytes ({}) is too small: niin-rs keeps \
+             {SYS_BYTES} bytes of every PE's heap for itself (team barriers, collective \
+             checks), so the heap must be at least {min} bytes",
+            niin_heap::SYMMETRIC_SIZE_VAR
+        )));
+    }
+    Ok(())
+}
+
+/// Whether every transport of `t` is the mock (a CPU world).
+fn transport_is_mock(t: &Routed) -> bool {
+    t.implementations()
+        .iter()
+        .all(|i| matches!(i, niin_transport::AnyTransport::Mock(_)))
+}
+
 fn mock_config(config: &WorldConfig) -> MockConfig {
     MockConfig {
         heap_size: config.heap_size,
@@ -150,13 +193,15 @@ impl World {
                 config.transport
             )));
         }
+        config.validate()?;
         let id = next_world_id();
-        let transports = MockWorld::new(n_pes, mock_config(config))
-            .map_err(|source| Error::Transport { pe: 0, source })?;
+        let mock = mock_config(config);
+        let transports =
+            MockWorld::new(n_pes, mock).map_err(|source| Error::Transport { pe: 0, source })?;
         transports
             .into_iter()
             .enumerate()
-            .map(|(pe, t)| World::assemble(id, pe, n_pes, Routed::cpu(t), config))
+            .map(|(pe, t)| World::assemble(id, pe, n_pes, Routed::cpu(t), config, &mock))
             .collect()
     }
 
@@ -168,12 +213,14 @@ impl World {
         n_pes: usize,
         config: &WorldConfig,
     ) -> Result<World> {
-        let t = MockTransport::attach(job_id, pe, n_pes, mock_config(config))
+        config.validate()?;
+        let mock = mock_config(config);
+        let t = MockTransport::attach(job_id, pe, n_pes, mock)
             .map_err(|source| Error::Transport { pe, source })?;
         // Worlds of one job share an id derived from the job id, so buffers compare equal;
         // the top bit keeps it apart from the counter of in-process worlds.
         let id = niin_transport::mock::job_hash(job_id) | (1 << 63);
-        World::assemble(id, pe, n_pes, Routed::cpu(t), config)
+        World::assemble(id, pe, n_pes, Routed::cpu(t), config, &mock)
     }
 
     /// Builds the handle of PE `pe` on the mock (PEs per node from the configuration).
@@ -183,14 +230,17 @@ impl World {
         n_pes: usize,
         transport: Routed,
         config: &WorldConfig,
+        mock: &MockConfig,
     ) -> Result<World> {
         let node_size = config.mock_node_size.unwrap_or(n_pes);
-        World::assemble_with(id, pe, n_pes, transport, config, node_size)
+        let max_teams = Some(mock.max_teams);
+        World::assemble_with(id, pe, n_pes, transport, config, node_size, max_teams)
     }
 
     /// Builds the handle of PE `pe` of a world whose nodes (LSA domains) hold `node_size`
     /// consecutive PEs, and makes the system-area allocation (local and deterministic:
-    /// the same offset on every PE without any communication).
+    /// the same offset on every PE without any communication). The transport synchronizes
+    /// team handles `0..max_teams` (`None`: any).
     pub(crate) fn assemble_with(
         id: u64,
         pe: usize,
@@ -198,7 +248,9 @@ impl World {
         transport: Routed,
         config: &WorldConfig,
         node_size: usize,
+        max_teams: Option<usize>,
     ) -> Result<World> {
+        config.validate()?;
         let mut heap =
             SymmetricHeap::new(config.heap_size).map_err(|source| Error::Heap { pe, source })?;
         let sys = heap
@@ -214,13 +266,19 @@ impl World {
                 id,
                 pe,
                 n_pes,
-                transport,
                 heap: Mutex::new(heap),
                 teams: Mutex::new(TeamTable::new(layout)),
                 sys,
                 config: config.clone(),
                 finalized: AtomicBool::new(false),
                 registered: Mutex::new(Vec::new()),
+                check_calls: config
+                    .check_collectives
+                    .unwrap_or(transport_is_mock(&transport)),
+                busy: AtomicU64::new(0),
+                calls: CallLog::new(),
+                max_teams,
+                transport,
             }),
         };
         // The one predefined team that spans nodes: the transport hears of it as of a split
@@ -316,14 +374,19 @@ impl World {
     /// over all PEs, as NVSHMEM's does. `len` 0 gives an empty buffer (no allocation).
     pub fn malloc<T: RmaType>(&self, len: usize) -> Result<SymBuffer<T>> {
         let bytes = self.elements_to_bytes::<T>("malloc", len)?;
-        self.collective_alloc(len, |h| h.malloc(bytes))
+        let call = CollectiveCall::new(CollectiveKind::Malloc, TeamId::WORLD, [bytes, 0, 0]);
+        self.collective_alloc(call, len, |h| h.malloc(bytes))
     }
 
     /// As [`World::malloc`], with the memory zeroed (`nvshmem_calloc`). Each PE zeroes
     /// its part before the barrier, so no PE's later put can be overwritten by the zeroing.
     pub fn calloc<T: RmaType>(&self, len: usize) -> Result<SymBuffer<T>> {
         self.elements_to_bytes::<T>("calloc", len)?;
+        let size = size_of::<T>() as u64;
+        let call =
+            CollectiveCall::new(CollectiveKind::Calloc, TeamId::WORLD, [len as u64, size, 0]);
         self.collective_alloc_then(
+            call,
             len,
             |h| h.calloc(len as u64, size_of::<T>() as u64),
             |block| {
@@ -340,41 +403,57 @@ impl World {
     /// of two (`nvshmem_align`).
     pub fn align<T: RmaType>(&self, alignment: usize, len: usize) -> Result<SymBuffer<T>> {
         let bytes = self.elements_to_bytes::<T>("align", len)?;
-        self.collective_alloc(len, |h| h.align(alignment as u64, bytes))
+        let args = [alignment as u64, bytes, 0];
+        let call = CollectiveCall::new(CollectiveKind::Align, TeamId::WORLD, args);
+        self.collective_alloc(call, len, |h| h.align(alignment as u64, bytes))
     }
 
     /// Collectively frees a buffer (`nvshmem_free`): every PE frees the same buffer at the
-    /// same point. Includes a barrier over all PEs.
+    /// same point. Includes a barrier over all PEs, before the buffer is released.
     pub fn free<T: RmaType>(&self, buf: SymBuffer<T>) -> Result<()> {
         self.check_live()?;
         self.check_world(buf.slice.world)?;
-        let result = if buf.is_empty() && buf.offset() == 0 {
-            Ok(())
+        let offset = if buf.is_empty() && buf.offset() == 0 {
+            None
         } else {
-            self.heap()
-                .free(buf.offset())
-                .map(drop)
-                .map_err(|source| Error::Heap {
-                    pe: self.inner.pe,
-                    source,
-                })
+            Some(buf.offset())
         };
-        self.after_collective_alloc(result)
+        self.collective_free(offset)
     }
 
     /// Collectively frees the allocation that starts at heap offset `offset` (the C ABI's
     /// `nvshmem_free`, which has a pointer, not a buffer). Includes a barrier.
     pub fn free_at(&self, offset: u64) -> Result<()> {
-        self.check_live()?;
-        let result = self
-            .heap()
-            .free(offset)
-            .map(drop)
-            .map_err(|source| Error::Heap {
-                pe: self.inner.pe,
-                source,
-            });
-        self.after_collective_alloc(result)
+        self.collective_free(Some(offset))
+    }
+
+    /// The barrier of a free, then the release of the block at `offset` (`None`: the null
+    /// buffer, nothing to release). A mismatch found at the barrier releases nothing.
+    fn collective_free(&self, offset: Option<u64>) -> Result<()> {
+        let args = [offset.unwrap_or(0), 0, 0];
+        let call = CollectiveCall::new(CollectiveKind::Free, TeamId::WORLD, args);
+        let _busy = self.enter_collective(&call)?;
+        let synced = self
+            .world_sync()
+            .and_then(|s| self.checked_barrier(s, call));
+        if let Err(e @ Error::CollectiveMismatch { .. }) = synced {
+            return Err(e);
+        }
+        let result = match offset {
+            None => Ok(()),
+            Some(offset) => self
+                .heap()
+                .free(offset)
+                .map(drop)
+                .map_err(|source| Error::Heap {
+                    pe: self.inner.pe,
+                    source,
+                }),
+        };
+        let check = self.symmetry_if_configured(&synced);
+        result?;
+        synced?;
+        check
     }
 
     fn elements_to_bytes<T: RmaType>(&self, op: &'static str, len: usize) -> Result<u64> {
@@ -389,25 +468,28 @@ impl World {
 
     fn collective_alloc<T: RmaType>(
         &self,
+        call: CollectiveCall,
         len: usize,
         alloc: impl FnOnce(
             &mut SymmetricHeap,
         ) -> std::result::Result<Option<Block>, niin_heap::HeapError>,
     ) -> Result<SymBuffer<T>> {
-        self.collective_alloc_then(len, alloc, |_| Ok(()))
+        self.collective_alloc_then(call, len, alloc, |_| Ok(()))
     }
 
     /// Allocates on this PE, runs `prepare` on the new block (zeroing, for calloc), then
-    /// runs the collective tail (symmetry check, barrier).
+    /// runs the collective tail: the barrier that carries `call` (a mismatch found there
+    /// undoes the allocation), and the symmetry check when configured.
     fn collective_alloc_then<T: RmaType>(
         &self,
+        call: CollectiveCall,
         len: usize,
         alloc: impl FnOnce(
             &mut SymmetricHeap,
         ) -> std::result::Result<Option<Block>, niin_heap::HeapError>,
         prepare: impl FnOnce(Block) -> Result<()>,
     ) -> Result<SymBuffer<T>> {
-        self.check_live()?;
+        let _busy = self.enter_collective(&call)?;
         let block = alloc(&mut self.heap())
             .map_err(|source| Error::Heap {
                 pe: self.inner.pe,
@@ -419,7 +501,20 @@ impl World {
             });
         // Offset 0 is the system area, so it never names a user buffer: an empty buffer
         // (size 0, NVSHMEM's null) uses it as its "null" offset.
-        let block = self.after_collective_alloc(block)?;
+        let synced = self
+            .world_sync()
+            .and_then(|s| self.checked_barrier(s, call));
+        if let Err(e @ Error::CollectiveMismatch { .. }) = synced {
+            if let Ok(Some(b)) = block {
+                // Undone on every PE that saw the mismatch: the heaps agree again.
+                let _ = self.heap().free(b.offset);
+            }
+            return Err(e);
+        }
+        let check = self.symmetry_if_configured(&synced);
+        let block = block?;
+        synced?;
+        check?;
         let offset = block.map_or(0, |b| b.offset);
         let len = if block.is_some() { len } else { 0 };
         Ok(SymBuffer {
@@ -427,32 +522,47 @@ impl World {
         })
     }
 
-    /// The collective tail of malloc/free: the symmetry check (when on) and the barrier,
-    /// run whether or not this PE's heap call failed, so the other PEs never hang on it.
-    fn after_collective_alloc<R>(&self, local: Result<R>) -> Result<R> {
-        let check = if self.inner.config.check_symmetry {
-            self.check_symmetry()
+    /// The symmetry check of a heap call when [`WorldConfig::check_symmetry`] is on and its
+    /// barrier (`synced`) passed, run whether or not this PE's heap call failed, so the
+    /// other PEs never hang on it.
+    fn symmetry_if_configured(&self, synced: &Result<()>) -> Result<()> {
+        if self.inner.config.check_symmetry && synced.is_ok() {
+            self.symmetry()
         } else {
             Ok(())
-        };
-        let barrier = self.barrier_all();
-        let value = local?;
-        check?;
-        barrier?;
-        Ok(value)
+        }
     }
 
-    /// Compares this PE's allocation fingerprint with every other PE's (a collective over
-    /// all PEs). [`WorldConfig::check_symmetry`] runs it at every malloc and free.
+    /// The synchronization of all PEs.
+    fn world_sync(&self) -> Result<TeamSync> {
+        self.team_sync(TeamId::WORLD)
+    }
+
+    /// A barrier of all PEs that carries no call (inside collectives niin-api composes).
+    pub(crate) fn raw_barrier_all(&self) -> Result<()> {
+        let sync = self.world_sync()?;
+        self.transport_result(self.inner.transport.barrier(Order::Now, sync))
+    }
+
+    /// Compares this PE's symmetric-heap layout (its live allocations: [`Layout`]) with
+    /// every other PE's (a collective over all PEs). [`WorldConfig::check_symmetry`] runs
+    /// it at every malloc and free. Heaps that diverged and agree again (a PE freed what
+    /// the others never allocated) pass again.
     pub fn check_symmetry(&self) -> Result<()> {
-        self.check_live()?;
-        let mine = self.fingerprint();
-        let all = self.all_words([mine.hash, mine.ops])?;
+        let call = CollectiveCall::new(CollectiveKind::CheckSymmetry, TeamId::WORLD, [0; 3]);
+        let _busy = self.enter_collective(&call)?;
+        self.symmetry()
+    }
+
+    /// [`World::check_symmetry`] inside a collective.
+    fn symmetry(&self) -> Result<()> {
+        let mine = self.heap().layout();
+        let all = self.all_words([mine.hash, mine.live])?;
         let mismatch = all
             .iter()
-            .map(|w| Fingerprint {
+            .map(|w| Layout {
                 hash: w[0],
-                ops: w[1],
+                live: w[1],
             })
             .enumerate()
             .find(|(_, theirs)| *theirs != mine);
@@ -480,7 +590,7 @@ impl World {
                 .transport
                 .put(Order::Now, me, slot, words.as_ptr().cast(), 16)
         })?;
-        self.barrier_all()?;
+        self.raw_barrier_all()?;
         let mut all = Vec::with_capacity(self.inner.n_pes);
         for pe in 0..self.inner.n_pes {
             let mut theirs = [0u64; 2];
@@ -494,7 +604,7 @@ impl World {
             all.push(theirs);
         }
         // Nobody may overwrite its slot before every PE has read it.
-        self.barrier_all()?;
+        self.raw_barrier_all()?;
         Ok(all)
     }
 
@@ -522,7 +632,10 @@ impl World {
     /// Completes this PE's earlier operations, then waits for every PE of `team`
     /// (`nvshmem_barrier`); this PE must be a member.
     pub fn barrier(&self, team: TeamId) -> Result<()> {
-        self.barrier_in(Order::Now, team)
+        let call = CollectiveCall::new(CollectiveKind::Barrier, team, [0; 3]);
+        let _busy = self.enter_collective(&call)?;
+        let sync = self.team_sync(team)?;
+        self.checked_barrier(sync, call)
     }
 
     /// Orders this PE's earlier puts, AMOs and signals to each PE before later ones
@@ -541,10 +654,12 @@ impl World {
     /// the transport's resources are released. Every later call on any clone of this
     /// handle fails with [`Error::Finalized`]; a second finalize does too.
     pub fn finalize(&self) -> Result<()> {
-        self.check_live()?;
-        let barrier = self.barrier_all();
+        let call = CollectiveCall::new(CollectiveKind::Finalize, TeamId::WORLD, [0; 3]);
+        let busy = self.enter_collective(&call)?;
+        let barrier = self.raw_barrier_all();
         self.inner.finalized.store(true, Ordering::Release);
         let released = self.transport_result(self.inner.transport.finalize());
+        drop(busy);
         barrier?;
         released
     }

@@ -89,7 +89,9 @@ fn api_status(e: &Error) -> c_int {
             source: HeapError::OutOfMemory { .. } | HeapError::OutOfMemoryAligned { .. },
             ..
         } => NVSHMEMX_ERROR_OUT_OF_MEMORY,
-        Error::Asymmetric { .. } => NVSHMEMX_ERROR_SYMMETRY,
+        Error::Asymmetric { .. } | Error::CollectiveMismatch { .. } | Error::OutOfStep { .. } => {
+            NVSHMEMX_ERROR_SYMMETRY
+        }
         Error::TransportUnavailable(_) => NVSHMEMX_ERROR_NOT_SUPPORTED,
         Error::Transport { source, .. } => transport_status(source),
         Error::Panicked { .. } => NVSHMEMX_ERROR_INTERNAL,

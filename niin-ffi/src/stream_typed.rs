@@ -16,14 +16,15 @@
 //! forms take NVSHMEM's `ptrdiff_t` strides in elements; a stride below 1 is an error
 //! naming it, and the symmetric operand must hold every element the strides reach. `p` captures
 //! the value at the call; `g` is synchronous, as NVSHMEM's: it returns the element once
-//! the stream's earlier work has run. `p`, `g` and the wait need `T`'s natural alignment.
+//! the stream's earlier work has run. `p`, `g`, the wait and the symmetric operand of the
+//! typed put, get and put-with-signal need `T`'s natural alignment.
 
 use std::ffi::{c_int, c_void};
 
 use niin_api::{RmaType, WaitType};
 
 use crate::convert::{self, bytes_of, element};
-use crate::error::{FfiResult, value_call};
+use crate::error::{FfiError, FfiResult, value_call};
 use crate::stream::{
     CudaStream, getmem_on_stream, on_stream, putmem_on_stream, putmem_signal_on_stream,
 };
@@ -48,6 +49,32 @@ unsafe fn elems(
     let bytes = bytes_of(nelems, size)?;
     // SAFETY: forwarded from this function's contract.
     unsafe { mem(dest, source, bytes, pe, cstrm) }
+}
+
+/// Refuses a symmetric operand (argument `what`) that is not aligned for `T`, as `p` and
+/// `g` refuse theirs.
+fn aligned<T>(ptr: *const c_void, what: &'static str) -> FfiResult<()> {
+    if (ptr as usize) % align_of::<T>() != 0 {
+        return Err(FfiError::BadArgument(format!(
+            "{what} {ptr:p} is not aligned for its {}-byte elements",
+            align_of::<T>()
+        )));
+    }
+    Ok(())
+}
+
+/// The alignment check of an entry's symmetric operand: `dest` of a put, `source` of a
+/// get, for the typed forms (the sized forms take `void *`).
+macro_rules! sym_aligned {
+    (typed, $t:ty, putmem_on_stream, $dest:expr, $source:expr) => {
+        aligned::<$t>($dest, "dest")
+    };
+    (typed, $t:ty, getmem_on_stream, $dest:expr, $source:expr) => {
+        aligned::<$t>($source, "source")
+    };
+    (sized, $t:ty, $mem:ident, $dest:expr, $source:expr) => {
+        FfiResult::Ok(())
+    };
 }
 
 /// Enqueues the store of `value` into the symmetric `dest` on `pe`.
@@ -111,6 +138,7 @@ macro_rules! stream_rma_entry {
             cstrm: CudaStream,
         ) {
             value_call(c_name!($kind $n, $op, "", $nbi), (), || {
+                sym_aligned!($kind, $t, $mem, dest.cast(), source.cast())?;
                 // SAFETY: this entry's contract.
                 unsafe {
                     elems($mem, dest.cast(), source.cast(), nelems, size_of::<$t>(), pe, cstrm)
@@ -144,6 +172,7 @@ macro_rules! stream_put_signal_entry {
             cstrm: CudaStream,
         ) {
             value_call(c_name!($kind $n, "put", "_signal", $nbi), (), || {
+                sym_aligned!($kind, $t, putmem_on_stream, dest.cast(), source.cast())?;
                 let bytes = bytes_of(nelems, size_of::<$t>())?;
                 // SAFETY: this entry's contract, for `bytes` bytes.
                 unsafe {

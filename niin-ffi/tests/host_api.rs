@@ -449,6 +449,50 @@ fn rma(buf: *mut u8, sig: *mut u64) {
     quiet(|| unsafe { nvshmemx_putmem_on_stream(null_mut(), null(), 0, 0, s) });
     assert_eq!(niin_stream_synchronize(s), 0);
 
+    // A typed put, get or put-with-signal whose symmetric operand is not aligned for its
+    // elements is refused, as the typed p is.
+    let longs = [7i64; 2];
+    let mut longs_back = [0i64; 2];
+    let odd = buf.wrapping_add(4).cast::<i64>();
+    fails("nvshmemx_long_p_on_stream", "not aligned", || {
+        stream_typed::long::p_on_stream(odd, 1, 0, s)
+    });
+    // SAFETY: rejected before anything is read or written.
+    fails("nvshmemx_long_put_on_stream", "dest", || unsafe {
+        stream_typed::long::put_on_stream(odd, longs.as_ptr(), 2, 0, s)
+    });
+    // SAFETY: as above.
+    fails("nvshmemx_long_get_nbi_on_stream", "source", || unsafe {
+        stream_typed::long::get_nbi_on_stream(longs_back.as_mut_ptr(), odd, 2, 0, s)
+    });
+    // SAFETY: as above.
+    fails(
+        "nvshmemx_long_put_signal_on_stream",
+        "not aligned",
+        || unsafe {
+            stream_typed::long::put_signal_on_stream(
+                odd,
+                longs.as_ptr(),
+                2,
+                sig,
+                1,
+                NVSHMEM_SIGNAL_SET,
+                0,
+                s,
+            )
+        },
+    );
+    // Aligned, the same calls run.
+    let even = buf.wrapping_add(8).cast::<i64>();
+    quiet(|| {
+        // SAFETY: `longs` outlives the synchronize below.
+        unsafe { stream_typed::long::put_on_stream(even, longs.as_ptr(), 2, 0, s) };
+        // SAFETY: `longs_back` outlives the synchronize below, untouched until then.
+        unsafe { stream_typed::long::get_nbi_on_stream(longs_back.as_mut_ptr(), even, 2, 0, s) };
+    });
+    assert_eq!(niin_stream_synchronize(s), 0);
+    assert_eq!(longs_back, longs);
+
     // Host-initiated, blocking: each call completes before it returns.
     let word = 0xfeed_u64.to_ne_bytes();
     let mut back = [0u8; 8];

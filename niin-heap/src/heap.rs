@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::fingerprint::{Fingerprint, OpTag, outcome};
+use crate::fingerprint::{Fingerprint, Layout, OpTag, outcome};
 use crate::free_tree::FreeTree;
 use crate::units::Bytes;
 use crate::{DEFAULT_ALIGNMENT, HeapError};
@@ -77,6 +77,8 @@ pub struct SymmetricHeap {
     used: u64,
     /// Digest of the call history.
     fingerprint: Fingerprint,
+    /// Digest of the live blocks.
+    layout: Layout,
 }
 
 impl SymmetricHeap {
@@ -102,6 +104,7 @@ impl SymmetricHeap {
             free,
             used: 0,
             fingerprint: Fingerprint::seed(size),
+            layout: Layout::empty(usable),
         })
     }
 
@@ -200,6 +203,12 @@ impl SymmetricHeap {
         self.fingerprint
     }
 
+    /// Digest of this heap's size and live blocks (not of how they came to be); compare
+    /// across PEs to check that their heaps agree now. O(1).
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
     /// Live blocks in address order. O(1) to create, O(1) amortised per item.
     pub fn live_blocks(&self) -> impl Iterator<Item = Block> + '_ {
         self.live
@@ -271,6 +280,7 @@ impl SymmetricHeap {
             self.free.insert(end, block_end - end);
         }
         self.live.insert(start, need);
+        self.layout.add(start, need);
         self.used += need;
         Ok(Some(Block {
             offset: start,
@@ -298,6 +308,7 @@ impl SymmetricHeap {
             _ => return Err(HeapError::NotABlockStart { offset }),
         };
         self.live.remove(&offset);
+        self.layout.remove(offset, len);
         self.used -= len;
 
         // Coalesce: absorb the free block starting right after this one, then either grow
@@ -358,6 +369,14 @@ impl SymmetricHeap {
         }
         if cursor != self.size {
             return Err(format!("spans end at {cursor}, heap size {}", self.size));
+        }
+        let mut layout = Layout::empty(self.size);
+        self.live.iter().for_each(|(&o, &l)| layout.add(o, l));
+        if layout != self.layout {
+            return Err(format!(
+                "layout {} but live blocks give {layout}",
+                self.layout
+            ));
         }
         let used: u64 = self.live.values().sum();
         if used != self.used {

@@ -56,7 +56,7 @@
 //!   first fit cannot be answered with a length maximum alone, because whether a block
 //!   fits depends on its offset modulo `a`; we keep the exact rule rather than a
 //!   faster approximate one, since it is simple to state and to mirror in tests.
-//! * `stats`, `fingerprint`, `size`: O(1). Memory: O(n).
+//! * `stats`, `fingerprint`, `layout`, `size`: O(1). Memory: O(n).
 //!
 //! # Fingerprint and failed calls
 //!
@@ -97,7 +97,7 @@ mod size;
 mod units;
 
 pub use error::{HeapError, SizeError};
-pub use fingerprint::Fingerprint;
+pub use fingerprint::{Fingerprint, Layout};
 pub use heap::{Block, HeapStats, SymmetricHeap};
 pub use size::{
     DEFAULT_SYMMETRIC_SIZE, SYMMETRIC_SIZE_VAR, parse_symmetric_size, symmetric_size_from_env,

@@ -682,3 +682,22 @@ fn no_fixed_limit_on_live_blocks() {
     assert_eq!(h.stats().free_blocks, 1);
     assert_eq!(h.stats().largest_free, h.size());
 }
+
+/// A PE that undid an allocation the others never made has another history but the same
+/// layout as they do: the layout agrees again, the fingerprint never does.
+#[test]
+fn an_undone_allocation_restores_the_layout_not_the_fingerprint() {
+    let mut a = heap(MIB);
+    let mut b = heap(MIB);
+    let keep = m(&mut a, 1000).offset;
+    assert_eq!(m(&mut b, 1000).offset, keep);
+    let extra = m(&mut a, 512).offset;
+    assert_ne!(a.layout(), b.layout());
+    a.free(extra).unwrap();
+    assert_eq!(a.layout(), b.layout());
+    assert_ne!(a.fingerprint(), b.fingerprint());
+    assert_eq!(a.layout().live, 1);
+    checked(&a);
+    // Equal layouts place the next allocation alike.
+    assert_eq!(m(&mut a, 300).offset, m(&mut b, 300).offset);
+}
