@@ -39,9 +39,10 @@ impl TransportKind {
             None | Some("auto") => Ok(TransportKind::Auto),
             Some("mock") => Ok(TransportKind::Mock),
             Some("nccl") => Ok(TransportKind::Nccl),
-            Some(other) => Err(Error::Config(format!(
-                "{}={other:?} is not a transport: expected mock, nccl or auto",
-                Self::VAR
+            Some(_) => Err(Error::Config(format!(
+                "{}={:?} is not a transport: expected mock, nccl or auto",
+                Self::VAR,
+                value.unwrap_or_default()
             ))),
         }
     }
@@ -99,8 +100,7 @@ pub mod vars {
 impl WorldConfig {
     /// Reads the configuration from the process environment (see the module docs).
     pub fn from_env() -> Result<WorldConfig> {
-        let var = |name: &str| std::env::var(name).ok();
-        Self::from_lookup(var)
+        Self::from_lookup(env_lossy)
     }
 
     /// As [`WorldConfig::from_env`], reading variables through `lookup` (for tests).
@@ -109,7 +109,17 @@ impl WorldConfig {
         let transport = TransportKind::parse(lookup(TransportKind::VAR).as_deref())?;
         let heap_size = match lookup(niin_heap::SYMMETRIC_SIZE_VAR) {
             None => niin_heap::DEFAULT_SYMMETRIC_SIZE,
-            Some(v) => niin_heap::parse_symmetric_size(&v)?,
+            Some(v) => {
+                let size = niin_heap::parse_symmetric_size(&v)?;
+                crate::world::check_heap_size(size).map_err(|e| {
+                    Error::Config(format!(
+                        "{}={v:?} is {size} bytes: {}",
+                        niin_heap::SYMMETRIC_SIZE_VAR,
+                        config_message(e)
+                    ))
+                })?;
+                size
+            }
         };
         let timeout = match lookup(vars::TIMEOUT) {
             None => defaults.timeout,
@@ -163,7 +173,21 @@ impl WorldConfig {
     }
 }
 
-/// Parses a positive number of seconds (fractions allowed).
+/// The value of the process environment's variable `name`; a value that is not UTF-8 is
+/// read lossily (so a reader reports it as malformed instead of taking it for unset).
+pub(crate) fn env_lossy(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// The text of a configuration error, without its `configuration: ` prefix.
+fn config_message(e: Error) -> String {
+    match e {
+        Error::Config(text) => text,
+        other => other.to_string(),
+    }
+}
+
+/// Parses a positive number of seconds (fractions allowed; at least a nanosecond).
 fn parse_seconds(var: &str, value: &str) -> Result<Duration> {
     value
         .trim()
@@ -171,6 +195,7 @@ fn parse_seconds(var: &str, value: &str) -> Result<Duration> {
         .ok()
         .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
         .map(Duration::from_secs_f64)
+        .filter(|d| !d.is_zero())
         .ok_or_else(|| {
             Error::Config(format!(
                 "{var}={value:?} is not a positive number of seconds"

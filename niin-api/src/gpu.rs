@@ -56,7 +56,7 @@ pub(crate) fn nccl_world(
     let id = match uid {
         UidSource::Given(bytes) => UniqueId(*bytes),
         UidSource::Rendezvous(placement) => {
-            let rv = bootstrap::rendezvous_from_env(|k| std::env::var(k).ok(), placement)
+            let rv = bootstrap::rendezvous_from_env(crate::config::env_lossy, placement)
                 .map_err(|e| gpu(rank, e))?;
             let bytes = bootstrap::exchange_unique_id(
                 &rv,

@@ -74,7 +74,7 @@ impl World {
     /// environment (the place in the job still comes from the launcher's variables).
     pub fn init_with_config(config: &WorldConfig) -> Result<World> {
         let config = config.clone();
-        let lookup = |k: &str| std::env::var(k).ok();
+        let lookup = crate::config::env_lossy;
         let placement = bootstrap::detect(lookup)?;
         match config.transport {
             TransportKind::Mock => {

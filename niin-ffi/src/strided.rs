@@ -139,6 +139,24 @@ pub(crate) unsafe fn elements128<M: Mover>(
         })
     };
     let strides = (double(dst, "dst")?, double(sst, "sst")?);
+    let target = convert::pe(w, pe)?;
+    // Every element the strides reach must be inside the symmetric operand, both halves,
+    // before either half moves: else a range that holds the low halves but not the last
+    // high one fails after moving the low halves.
+    let (sym, sym_stride, what) = match direction {
+        Direction::Put => (dest.cast_const(), dst, "dest"),
+        Direction::Get => (source, sst, "source"),
+    };
+    if nelems > 0 {
+        let bytes = niin_api::strided_span(nelems, stride(sym_stride, what)?)
+            .and_then(|span| span.checked_mul(16))
+            .ok_or_else(|| {
+                FfiError::BadArgument(format!(
+                    "{nelems} elements at stride {sym_stride} span more bytes than size_t holds"
+                ))
+            })?;
+        w.ptr(convert::sym(w, sym, bytes, what)?, target)?;
+    }
     for half in 0..2 {
         let d = dest.cast::<u64>().wrapping_add(half).cast();
         let s = source.cast::<u64>().wrapping_add(half).cast();

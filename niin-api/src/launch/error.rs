@@ -10,27 +10,31 @@ use super::{EXIT_CANNOT_START, EXIT_INTERNAL, EXIT_USAGE, MAX_PES};
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     /// The number of PEs is not an integer in `1..=MAX_PES`.
-    #[error("invalid number of PEs `{0}`: expected an integer in 1..={MAX_PES}")]
+    #[error("invalid number of PEs `{}`: expected an integer in 1..={MAX_PES}", shown(.0))]
     InvalidPeCount(String),
     /// The timeout is not a positive, finite number of seconds.
-    #[error("invalid timeout `{0}`: expected a positive number of seconds, e.g. 10 or 0.5")]
+    #[error("invalid timeout `{}`: expected a positive number of seconds, e.g. 10 or 0.5", shown(.0))]
     InvalidTimeout(String),
     /// An option that takes a value was the last argument.
-    #[error("option `{0}` requires a value")]
+    #[error("option `{}` requires a value", shown(.0))]
     MissingValue(String),
     /// An option that takes no value was given one (`--no-prefix=x`).
-    #[error("option `{0}` takes no value")]
+    #[error("option `{}` takes no value", shown(.0))]
     UnexpectedValue(String),
     /// An argument before PROGRAM starts with `-` but is no known option.
-    #[error("unknown option `{0}` (use `--` before a PROGRAM whose name starts with `-`)")]
+    #[error(
+        "unknown option `{}` (use `--` before a PROGRAM whose name starts with `-`)",
+        shown(.0)
+    )]
     UnknownOption(String),
     /// No PROGRAM was given.
     #[error("no PROGRAM given")]
     MissingProgram,
     /// A job id is empty, too long or contains characters outside `[A-Za-z0-9_.-]`.
     #[error(
-        "invalid job id `{0}`: expected 1 to 64 characters from [A-Za-z0-9_.-] \
-         (check NIIN_JOB_ID)"
+        "invalid job id `{}`: expected 1 to 64 characters from [A-Za-z0-9_.-] \
+         (check NIIN_JOB_ID)",
+        shown(.0)
     )]
     InvalidJobId(String),
     /// PE `pe` could not be started (program not found, not executable, fork failed, ...).
@@ -59,6 +63,21 @@ pub enum LaunchError {
         /// The underlying error.
         source: io::Error,
     },
+}
+
+/// `value` as a message shows it: control characters (a line break, an escape sequence)
+/// as Rust escapes (`\n`, `\u{1b}`), so that every message stays one line.
+fn shown(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// ` as PE 3` for a PE after the first (the first failing is the usual case).

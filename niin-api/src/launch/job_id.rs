@@ -114,7 +114,9 @@ mod tests {
                 matches!(&e, LaunchError::InvalidJobId(v) if v == bad),
                 "{bad:?}"
             );
-            assert!(e.to_string().contains(&format!("`{bad}`")));
+            // A line break is shown escaped: the message stays one line.
+            let shown = bad.replace('\n', "\\n");
+            assert!(e.to_string().contains(&format!("`{shown}`")), "{e}");
             assert_eq!(e.exit_code(), 2);
         }
     }
