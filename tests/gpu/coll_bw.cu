@@ -40,6 +40,10 @@
 // small integers, so the sum is exact in any order; bytes are a hash of (source PE, block,
 // word).
 //
+// COLL_BW_PARTS (environment, optional): a comma-separated subset of "device,stream,nccl", the
+// parts to run (default: all three); e.g. COLL_BW_PARTS=device for interleaved runs of several
+// builds that compare the device collectives only.
+//
 // Output (PE 0), '|'-separated, one line per (implementation, collective, size):
 //   COLLPES|<npes>                     (first; then the COLLTHREADS lines, see below)
 //   COLL|<impl>|<collective>|<bytes>|<us per op>|<GB/s>|<iters>
@@ -496,6 +500,21 @@ static void nccl_part(Bench &b) {
 
 // ---- main ----------------------------------------------------------------------------------------
 
+// Whether COLL_BW_PARTS (unset: every part) names `part`.
+static bool part_wanted(const char *part) {
+    const char *parts = getenv("COLL_BW_PARTS");
+    if (parts == nullptr || *parts == '\0') return true;
+    const size_t n = strlen(part);
+    for (const char *p = parts; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        const size_t len = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
+        if (len == n && strncmp(p, part, n) == 0) return true;
+        if (end == nullptr) break;
+        p = end + 1;
+    }
+    return false;
+}
+
 int main() {
     test_init();
     Bench b;
@@ -523,20 +542,20 @@ int main() {
     b.threads[C_BROADCAST] = block_threads(kCollName[C_BROADCAST], coll_kernel<C_BROADCAST>, b.me);
     fflush(stdout);
 
-    for (int coll = 0; coll < kColls; coll++)
+    for (int coll = 0; part_wanted("device") && coll < kColls; coll++)
         for (int k = 0; k < kNumSizes; k++) {
             const size_t bytes = kSizes[k];
             measure(b, kImpl, coll, bytes, [&](int n) { launch_device(b, coll, bytes, n); });
         }
     char stream_impl[32];
     snprintf(stream_impl, sizeof stream_impl, "%s-stream", kImpl);
-    bool host_stream = true;
+    bool host_stream = part_wanted("stream");
 #ifdef TEST_NVSHMEM
     // NVSHMEM 3.4.5 ends the process in its host collectives on a stream when several PEs share
     // a GPU ("not supported with limited MPG runs"): not measured there.
     int devices = 0;
     TEST_CUDA(cudaGetDeviceCount(&devices));
-    if (nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) > devices) {
+    if (host_stream && nvshmem_team_n_pes(NVSHMEMX_TEAM_NODE) > devices) {
         host_stream = false;
         if (b.me == 0)
             printf("SKIP %s: NVSHMEM 3.4.5 refuses host collectives on a stream with several PEs "
@@ -550,7 +569,7 @@ int main() {
             measure(b, stream_impl, coll, bytes, [&](int n) { launch_host_stream(b, coll, bytes, n); });
         }
 #ifndef TEST_NVSHMEM
-    nccl_part(b);
+    if (part_wanted("nccl")) nccl_part(b);
 #endif
 
     TEST_CUDA(cudaStreamSynchronize(b.stream));

@@ -12,7 +12,9 @@
 //   HB|<op>|<bytes>|<us per op>|<GB/s or 0>
 //   ops: barrier_all_on_stream, sync_all_on_stream (bytes 0), putmem (4 KiB ... 64 MiB) with
 //        two references beside it (ref_memcpy_ptr_sync, ref_putmem_on_stream: putref_us),
-//        malloc_free (4 KiB, 1 MiB, 64 MiB)
+//        malloc_free (4 KiB, 1 MiB, 64 MiB), barrier_all (the blocking nvshmem_barrier_all;
+//        with malloc_free, what niin-rs's collective-mismatch check, NIIN_CHECK_COLLECTIVES,
+//        adds to on NCCL)
 
 #include <algorithm>
 #include <chrono>
@@ -119,6 +121,19 @@ double malloc_free_us(size_t bytes, int iters) {
     return median(rounds);
 }
 
+// `iters` blocking nvshmem_barrier_all calls (host-side collective; its time includes the
+// other PEs' arrival).
+double barrier_all_us(int iters) {
+    std::vector<double> rounds;
+    for (int r = 0; r < kRounds; ++r) {
+        nvshmem_barrier_all();
+        const auto t0 = Clock::now();
+        for (int i = 0; i < iters; ++i) nvshmem_barrier_all();
+        rounds.push_back(us_since(t0) / iters);
+    }
+    return median(rounds);
+}
+
 }  // namespace
 
 int main() {
@@ -163,6 +178,8 @@ int main() {
         const double us = malloc_free_us(bytes, 10);
         if (me == 0) printf("HB|malloc_free|%zu|%.2f|0\n", bytes, us);
     }
+    const double ba = barrier_all_us(20);
+    if (me == 0) printf("HB|barrier_all|0|%.2f|0\n", ba);
     fflush(stdout);
     TEST_CUDA(cudaStreamDestroy(s));
     nvshmem_barrier_all();

@@ -106,32 +106,48 @@ constexpr size_t kLlLsaBroadcastMaxNeed = NIIN_BROADCAST_LL_MAX_NEED;
  * member, either the LL path's ring space (ll_units: 8-byte units per member's block, 0
  * where the collective cannot take that path; coll_ll_impl.h says when it does) or a team
  * sync. Go: the general path; Ll: the LL path (out->ll_off, out->ll_flag); Fail: the
- * caller returns nonzero; Nothing: nothing to move. */
-template <typename Coop>
-__device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvshmem_team_t team,
-                                                  size_t count, int root, CollTeam *out,
-                                                  size_t ll_units, CollSync sync) {
-    const niin_device_context &c = context(fn);
-    if (team == NVSHMEM_TEAM_INVALID) {
-        if (coop.thread_rank() == 0) usage_error(fn, kInvalidTeam);
-        return CollStart::Fail;
-    }
+ * caller returns nonzero; Nothing: nothing to move.
+ *
+ * In two parts: coll_check decides, calling nothing, and coll_begin_slow does what needs a
+ * call (an error, the GIN queue's check, the sync). A function compiled to the calling
+ * convention saves the callee-saved registers it uses on entry and restores them on return,
+ * in local memory, per thread; one body that called usage_error on its first line kept its
+ * arguments in such registers and saved 22 of them (88 bytes a thread, ptxas -v): 90 KiB of
+ * local stores and loads for every collective of a 1024-thread block. coll_check, a leaf,
+ * saves (measured with ptxas -v) far fewer. */
+
+/* What coll_check found: the CollStart of the fast outcomes (the same values), or what
+ * coll_begin_slow does. */
+enum class CollCheck : int {
+    Go = static_cast<int>(CollStart::Go),
+    Ll = static_cast<int>(CollStart::Ll),
+    Nothing = static_cast<int>(CollStart::Nothing),
+    Sync,        /* a team sync, then Go */
+    Gin,         /* a member over GIN: Ll once the GIN queue is there */
+    NoInit,      /* nvshmem_init was not called for this module */
+    InvalidTeam, /* NVSHMEM_TEAM_INVALID */
+    NoTeam,      /* not in the device team table */
+    NotMember,   /* this PE is not a member */
+    BadRoot,     /* PE_root is not a PE of the team */
+    GinMaxloc,   /* over GIN, elements the LL path cannot carry */
+    GinSlot,     /* over GIN, no LL ring big enough */
+};
+
+/* coll_begin's decision, by every thread (the same for each): no calls, so no saved
+ * registers beyond what it computes. One body for every scope (the scope does not enter). */
+__device__ __noinline__ inline CollCheck coll_check(nvshmem_team_t team, size_t count, int root,
+                                                    CollTeam *out, size_t ll_units,
+                                                    CollSync sync) {
+    const niin_device_context &c = niin_ctx_value;
+    if (c.n_pes <= 0) return CollCheck::NoInit;
+    if (team == NVSHMEM_TEAM_INVALID) return CollCheck::InvalidTeam;
     DeviceTeamView t;
-    if (!device_team(c, team, &t)) {
-        not_implemented(coop, fn, kTeamWhy);
-        return CollStart::Fail;
-    }
+    if (!device_team(c, team, &t)) return CollCheck::NoTeam;
     const int me = team_index_of(t, c.my_pe);
-    if (me < 0) {
-        if (coop.thread_rank() == 0) usage_error(fn, kNotTeamMember);
-        return CollStart::Fail;
-    }
+    if (me < 0) return CollCheck::NotMember;
     /* (before the sync, which an error must not leave half done) */
-    if (root != kNoRoot && (root < 0 || root >= t.size)) {
-        if (coop.thread_rank() == 0) usage_error(fn, kCollRoot);
-        return CollStart::Fail;
-    }
-    if (count == 0) return CollStart::Nothing;
+    if (root != kNoRoot && (root < 0 || root >= t.size)) return CollCheck::BadRoot;
+    if (count == 0) return CollCheck::Nothing;
     /* The members are an arithmetic progression of world PEs, this PE's LSA team a range of
      * them: the first and the last member in it put every member in it. */
     const unsigned int first = lsa_index(c, t.start);
@@ -144,17 +160,11 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
     if (gin) {
         /* Over GIN: the LL path at any size, in rounds of at most a quarter ring each, which
          * must hold a unit in each of 2 x size regions (coll_ll_impl.h). */
-        if (ll_units == 0) {
-            not_implemented(coop, fn, kCollGinMaxloc);
-            return CollStart::Fail;
-        }
-        if (!has_slot || ring / 4 / 16 < 2 * static_cast<size_t>(t.size)) {
-            not_implemented(coop, fn, kCollGinSlot);
-            return CollStart::Fail;
-        }
-        return gin_ready(coop, fn, c) ? CollStart::Ll : CollStart::Fail;
+        if (ll_units == 0) return CollCheck::GinMaxloc;
+        if (!has_slot || ring / 4 / 16 < 2 * static_cast<size_t>(t.size)) return CollCheck::GinSlot;
+        return CollCheck::Gin;
     }
-    if (t.size == 1) return CollStart::Go;
+    if (t.size == 1) return CollCheck::Go;
     /* The LL path: a broadcast takes one region of the ring, the others one per member; at
      * most a quarter of the ring (one round), so that wraps (a team sync each) stay rare,
      * and at most kLlLsaBroadcastMaxNeed for a broadcast (0: none), kLlLsaMaxNeed for fcollect and
@@ -166,22 +176,58 @@ __device__ __noinline__ CollStart coll_begin_body(Coop coop, const char *fn, nvs
         const size_t cap = sync == CollSync::Always ? ring / 4
                            : broadcast              ? kLlLsaBroadcastMaxNeed
                                                     : kLlLsaMaxNeed;
-        if (need <= ring / 4 && need <= cap) return CollStart::Ll;
+        if (need <= ring / 4 && need <= cap) return CollCheck::Ll;
     }
     if (sync == CollSync::Always || (sync == CollSync::Broadcast && broadcast_pulls(t.size, count)))
-        team_barrier(coop, fn, team, false);
-    return CollStart::Go;
+        return CollCheck::Sync;
+    return CollCheck::Go;
 }
 
-/* coll_begin_body out of line: one copy per scope, shared by every collective's body (the
- * team checks and the sync are most of a collective's code; inlined into each of the ~200
- * typed bodies they made ptxas take minutes). */
+/* What coll_check left to do, by every thread of `coop`: report an error (the group's first
+ * thread; usage errors trap), check the GIN queue, or sync the team. One body per scope. */
+template <typename Coop>
+__device__ __noinline__ CollStart coll_begin_slow(Coop coop, const char *fn, nvshmem_team_t team,
+                                                  CollCheck k) {
+    switch (k) {
+        case CollCheck::Sync:
+            team_barrier(coop, fn, team, false);
+            return CollStart::Go;
+        case CollCheck::Gin:
+            return gin_ready(coop, fn, niin_ctx_value) ? CollStart::Ll : CollStart::Fail;
+        case CollCheck::NoInit:
+            require_init(fn, niin_ctx_value);
+            return CollStart::Fail;
+        case CollCheck::NoTeam:
+            not_implemented(coop, fn, kTeamWhy);
+            return CollStart::Fail;
+        case CollCheck::GinMaxloc:
+            not_implemented(coop, fn, kCollGinMaxloc);
+            return CollStart::Fail;
+        case CollCheck::GinSlot:
+            not_implemented(coop, fn, kCollGinSlot);
+            return CollStart::Fail;
+        default:
+            break;
+    }
+    if (coop.thread_rank() == 0)
+        usage_error(fn, k == CollCheck::InvalidTeam ? kInvalidTeam
+                        : k == CollCheck::NotMember ? kNotTeamMember
+                                                    : kCollRoot);
+    return CollStart::Fail;
+}
+
+/* coll_check, then coll_begin_slow where it found more to do: both out of line, one copy per
+ * scope (the team checks and the sync are most of a collective's code; inlined into each of
+ * the ~200 typed bodies they made ptxas take minutes). */
 template <typename Coop>
 __device__ __forceinline__ CollStart coll_begin(Coop coop, const char *fn, nvshmem_team_t team,
                                                 size_t count, int root, CollTeam *out,
                                                 size_t ll_units, CollSync sync) {
-    return call_out_of_line_local<&coll_begin_body<Coop>>(coop, fn, team, count, root, out,
-                                                          ll_units, sync);
+    const CollCheck k =
+        call_out_of_line_local<&coll_check>(team, count, root, out, ll_units, sync);
+    if (static_cast<int>(k) <= static_cast<int>(CollCheck::Nothing))
+        return static_cast<CollStart>(static_cast<int>(k));
+    return call_out_of_line_local<&coll_begin_slow<Coop>>(coop, fn, team, k);
 }
 
 /* The end: a team barrier (complete: quiet first, after stores into peers) or sync; a team
@@ -320,13 +366,59 @@ __device__ __forceinline__ int reduce(Coop coop, const char *fn, nvshmem_team_t 
 
 /* ---- broadcast, fcollect, alltoall ------------------------------------------------------- */
 
-/* coop_copy behind a function of its own, which the movements call through the calling
- * convention (call_out_of_line_local). Not coop_copy's own address: that would compile
- * coop_copy to the convention for every caller, and a putmem_block kernel went from 58 to 64
- * registers. */
+/* Every thread of `coop` copies up to kMoveGroupWords 16-byte words of [src, src + bytes),
+ * words rank, rank + size, ...: all its loads, then its stores (the loads in flight
+ * together). Both addresses and the size 16-byte aligned, bytes <= size x 16 x
+ * kMoveGroupWords. Out of line (called from move_copy_body's colder branch), so that its
+ * registers are saved only where it runs. */
+constexpr int kMoveGroupWords = 4;
 template <typename Coop>
-__device__ __noinline__ void coll_copy(Coop coop, char *dst, const char *src, size_t bytes) {
-    coop_copy(coop, dst, src, bytes);
+__device__ __noinline__ void move_copy_group(Coop coop, char *dst, const char *src, size_t bytes) {
+    const size_t step = static_cast<size_t>(coop.size()) * 16;
+    const size_t first = static_cast<size_t>(coop.thread_rank()) * 16;
+    uint4 v[kMoveGroupWords];
+#pragma unroll
+    for (int u = 0; u < kMoveGroupWords; ++u)
+        if (first + u * step < bytes)
+            v[u] = *reinterpret_cast<const uint4 *>(src + first + u * step);
+#pragma unroll
+    for (int u = 0; u < kMoveGroupWords; ++u)
+        if (first + u * step < bytes) *reinterpret_cast<uint4 *>(dst + first + u * step) = v[u];
+}
+
+/* One block of a movement (broadcast, fcollect, alltoall), by every thread of `coop`, with
+ * no synchronization (the movement's end, coll_end or broadcast_signal, orders the
+ * stores): one 16-byte word per thread where that covers it (both addresses and the size
+ * 16-byte aligned), else one 8-byte word per thread; up to kMoveGroupWords 16-byte words
+ * per thread with their loads in flight together (move_copy_group); coop_copy otherwise.
+ * Out of line, called through the calling convention (call_out_of_line_local), so a kernel's
+ * registers are not allocated on top of it; and not coop_copy itself, whose call saves and
+ * restores 92 bytes of registers per thread in local memory (ptxas -v), against this
+ * function's 20: the copies of a 1024-thread block's small collective went through it, and
+ * an 8-byte broadcast of 1 PE took 5.0 us against 2.9 us now (coll_bw, H100, session 21). */
+template <typename Coop>
+__device__ __noinline__ void move_copy_body(Coop coop, char *dst, const char *src, size_t bytes) {
+    const uintptr_t bits =
+        reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | bytes;
+    const size_t rank = static_cast<size_t>(coop.thread_rank());
+    const size_t threads = static_cast<size_t>(coop.size());
+    if ((bits & 15) == 0 && bytes <= threads * 16) {
+        if (rank * 16 < bytes)
+            *reinterpret_cast<uint4 *>(dst + rank * 16) =
+                *reinterpret_cast<const uint4 *>(src + rank * 16);
+    } else if ((bits & 7) == 0 && bytes <= threads * 8) {
+        if (rank * 8 < bytes)
+            *reinterpret_cast<unsigned long long *>(dst + rank * 8) =
+                *reinterpret_cast<const unsigned long long *>(src + rank * 8);
+    } else if ((bits & 15) == 0 && bytes <= threads * 16 * kMoveGroupWords) {
+        move_copy_group(coop, dst, src, bytes);
+    } else {
+        coop_copy(coop, dst, src, bytes);
+    }
+}
+template <typename Coop>
+__device__ __forceinline__ void move_copy(Coop coop, char *dst, const char *src, size_t bytes) {
+    call_out_of_line_local<&move_copy_body<Coop>>(coop, dst, src, bytes);
 }
 
 /* The end of a pushed broadcast of an LSA team with an LL slot, by every thread of `coop`,
@@ -385,9 +477,10 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
         return 0;
     }
     if (s != CollStart::Go) return s == CollStart::Fail ? 1 : 0;
-    /* The copies go through coll_copy, compiled to the calling convention: coop_copy called
+    /* The copies go through move_copy, compiled to the calling convention: coop_copy called
      * directly from this loop had its registers allocated on top of the loop's (thread and
-     * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64). */
+     * warp fcollect / alltoall needed 68-72, over a 1024-thread block's 64; move_copy inline:
+     * block fcollect 74). */
     /* NVLS (coll_multimem_impl.h): a broadcast's root or an fcollect's member stores its
      * bytes into every member's dest at once */
     const bool mm = K != CollMove::Alltoall && mm_team(c, t) &&
@@ -398,7 +491,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
             /* after coll_begin's sync; a sync at the end, so the root's source is not
              * rewritten before every member has read it */
             const char *from = coll_at(src, coll_delta(c, t, root));
-            if (from != d) call_out_of_line_local<&coll_copy<Coop>>(coop, d, from, bytes);
+            if (from != d) move_copy(coop, d, from, bytes);
             coll_end(coop, fn, team, t, false);
             return 0;
         }
@@ -409,7 +502,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
         } else if (t.me == root) {
             for (int i = 0; i < t.size; ++i) {
                 char *to = coll_at(d, coll_delta(c, t, coll_next(t, i)));
-                if (to != src) call_out_of_line_local<&coll_copy<Coop>>(coop, to, src, bytes);
+                if (to != src) move_copy(coop, to, src, bytes);
             }
         }
         if (t.size > 1 && static_cast<unsigned int>(team) < c.coll_ll_slots) {
@@ -425,8 +518,7 @@ __device__ __noinline__ int move_body(Coop coop, const char *fn, nvshmem_team_t 
         for (int i = 0; i < t.size; ++i) {
             const int j = coll_next(t, i + 1);
             const char *from = K == CollMove::Fcollect ? src : src + static_cast<size_t>(j) * bytes;
-            call_out_of_line_local<&coll_copy<Coop>>(coop, coll_at(d, coll_delta(c, t, j)) + mine,
-                                                     from, bytes);
+            move_copy(coop, coll_at(d, coll_delta(c, t, j)) + mine, from, bytes);
         }
     }
     coll_end(coop, fn, team, t, true);
