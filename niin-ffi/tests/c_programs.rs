@@ -8,6 +8,8 @@
 //! - `wrong_use.c` (2 PEs): errors, not crashes, and exactly the `NIIN:` lines it
 //!   expects; then `nvshmem_global_exit` ending a job with its status;
 //! - the headers alone, as C11, C++11 and C++17, and the `NIIN_ON_NOT_IMPLEMENTED` check;
+//! - `mismatch.c` (2 and 3 PEs): differing collective calls are an error on every PE, one
+//!   `NIIN:` line naming both calls, and the world stays usable
 //! - `extensions.c` (2 PEs, C and C++): the driver-API module and user-buffer calls refused
 //!   with NVSHMEM's values and one `NIIN:` line each, NVSHMEM's error macros and their
 //!   lines, `NVSHMEMI_NZ_EXIT`'s exit; and, with CUDA's headers (`.cuda/`), compiled as C11,
@@ -144,6 +146,10 @@ fn program(name: &str) -> &'static Path {
             (
                 "wrong_use_cxx",
                 compile("wrong_use.c", "wrong_use_cxx", true, &[], true),
+            ),
+            (
+                "mismatch",
+                compile("mismatch.c", "mismatch", false, &[], true),
             ),
             (
                 "extensions",
@@ -443,6 +449,44 @@ fn wrong_use_gives_errors_and_one_line_each() {
                 );
                 assert!(!what.trim().is_empty(), "{line}");
             }
+        }
+    }
+}
+
+#[test]
+fn collective_mismatches_are_errors_naming_both_calls_on_every_pe() {
+    for n_pes in [2, 3] {
+        let (outcome, text) = run_successful(n_pes, program("mismatch"), &[]);
+        for (pe, r) in outcome.pes.iter().enumerate() {
+            let out = String::from_utf8_lossy(&r.stdout);
+            assert!(
+                out.contains("DONE failures=0") && !out.contains("FAIL"),
+                "{text}"
+            );
+            let expected: usize = out
+                .lines()
+                .find_map(|l| l.strip_prefix("EXPECT_NIIN_LINES "))
+                .and_then(|n| n.trim().parse().ok())
+                .expect("the program says how many lines it expects");
+            let err = String::from_utf8_lossy(&r.stderr);
+            let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("NIIN: ")).collect();
+            assert_eq!(lines.len(), expected, "PE {pe}: NIIN: lines:\n{text}");
+            // The first names PE 0's malloc(256) and another PE's malloc(512); the second
+            // PE 0's barrier against a malloc(64).
+            assert!(
+                lines[0].contains("collective mismatch")
+                    && lines[0].contains("nvshmem_malloc(256)")
+                    && lines[0].contains("nvshmem_malloc(512)"),
+                "PE {pe}: {}",
+                lines[0]
+            );
+            assert!(
+                lines[1].contains("collective mismatch")
+                    && lines[1].contains("nvshmem_barrier_all()")
+                    && lines[1].contains("nvshmem_malloc(64)"),
+                "PE {pe}: {}",
+                lines[1]
+            );
         }
     }
 }
