@@ -5,12 +5,18 @@
 //! `barrier`, `sync`, team splits, the team collectives) is described by a
 //! [`CollectiveCall`]: its kind, its team, its arguments and its number among this PE's
 //! calls on that team. Before the call's first synchronization each PE writes its
-//! description (32 bytes) into its slot of the world's system area; after it, each reads
-//! the other members' slots and compares: no extra synchronization, one small write and one
-//! small read per member. A difference is [`Error::CollectiveMismatch`] on every PE that
-//! sees it, naming both sides. The slots of a team alternate by call parity: a member can
-//! only write its slot of call `k + 2` after the synchronization of call `k + 1`, which
-//! needs every member to have finished reading call `k`'s.
+//! description (32 bytes) into its own slot of the world's system area (a local write).
+//! Where that synchronization is a barrier (heap calls, barriers, splits), the barrier
+//! also carries a 64-bit fingerprint of the description: the mock compares the members'
+//! fingerprints in the barrier's own arrival words and tells every member whether they
+//! differ ([`Transport::barrier_with_fingerprint`]), so a matching call reads nothing of
+//! the other members'. Only when they differ, or where the transport does not compare
+//! fingerprints (NCCL) and after the team collectives, does each PE read the other
+//! members' slots and compare descriptions. No extra synchronization either way. A
+//! difference is [`Error::CollectiveMismatch`] on every PE that sees it, naming both
+//! sides. The slots of a team alternate by call parity: a member can only write its slot
+//! of call `k + 2` after the synchronization of call `k + 1`, which needs every member to
+//! have finished reading call `k`'s.
 //!
 //! Heap calls, barriers and splits compare at their first synchronization and, on a
 //! mismatch, stop there on every PE (an allocation is undone), so the PEs stay in step and
@@ -34,10 +40,12 @@
 
 use std::fmt;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use niin_teams::TeamId;
-use niin_transport::{CollKind, Collective, Elem, Order, ReduceOp, SymAddr, TeamSync, Transport};
+use niin_transport::{
+    CollKind, Collective, Elem, Fingerprints, Order, ReduceOp, SymAddr, TeamSync, Transport,
+};
 
 use crate::error::{Error, Result};
 use crate::world::{DEVICE_TEAM_SLOTS, SYS_CALLS, World};
@@ -199,6 +207,12 @@ impl CollectiveCall {
         [w0, self.args[0], self.args[1], self.args[2]]
     }
 
+    /// Its fingerprint ([`fingerprint_of`]).
+    #[cfg(test)]
+    pub(crate) fn fingerprint(&self) -> u64 {
+        fingerprint_of(self.team, self.encode())
+    }
+
     /// The call in a slot of team `team`; `None` for a slot never written.
     fn decode(team: i32, words: [u64; 4]) -> Option<Self> {
         let kind = CollectiveKind::from_code(words[0] as u8, ((words[0] >> 8) & 0xff_ffff) as u32)?;
@@ -281,6 +295,32 @@ impl fmt::Display for CollectiveCall {
     }
 }
 
+/// The fingerprint of the call of team `team` whose slot holds the four words: a 64-bit
+/// hash, never 0, that a barrier carries so that the members compare their calls without
+/// reading each other's slots. The same on every PE and process for the same call.
+///
+/// One multiply per word (independent, odd constants: distinct calls give distinct
+/// sums unless their differences are huge), then one non-linear mix, so that a sum of
+/// several members' fingerprints (how the mock compares them) has no structure: three
+/// mallocs of 256, 512 and 0 bytes do not sum like three of 256.
+fn fingerprint_of(team: i32, [w0, a, b, c]: [u64; 4]) -> u64 {
+    let linear = w0
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(a.wrapping_mul(0xc2b2_ae3d_27d4_eb4f))
+        .wrapping_add(b.wrapping_mul(0x1656_67b1_9e37_79f9))
+        .wrapping_add(c.wrapping_mul(0x85eb_ca77_c2b2_ae63))
+        .wrapping_add(u64::from(team as u32).wrapping_mul(0x27d4_eb2f_1656_67c5));
+    mix(linear).max(1)
+}
+
+/// The splitmix64 finalizer: every input bit moves about half the output bits.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// What a PE's collective calls need between calls: each checked team's call count, and
 /// whether a mismatch left the PEs out of step.
 /// Atomics, not a lock: they are on the path of every barrier.
@@ -289,6 +329,9 @@ pub(crate) struct CallLog {
     /// Calls compared so far on each team handle below [`CHECKED_TEAMS`] (only the thread
     /// inside a collective changes them).
     seq: Vec<AtomicU32>,
+    /// Where this PE stores its call descriptions itself (its slots in the system area,
+    /// in a mock world's host mapping); null: through the transport's `put`.
+    local_slots: AtomicPtr<u8>,
     /// Whether a mismatch left the PEs out of step.
     out_of_step: AtomicBool,
     /// That mismatch.
@@ -299,6 +342,7 @@ impl CallLog {
     pub(crate) fn new() -> Self {
         CallLog {
             seq: (0..CHECKED_TEAMS).map(|_| AtomicU32::new(0)).collect(),
+            local_slots: AtomicPtr::new(std::ptr::null_mut()),
             out_of_step: AtomicBool::new(false),
             cause: Mutex::new(String::new()),
         }
@@ -385,17 +429,43 @@ impl World {
         self.inner.check_calls && (team as u32 as usize) < CHECKED_TEAMS
     }
 
-    /// Numbers `call` and writes it into this PE's slot for it; returns the numbered call,
-    /// or `None` when calls on its team are not compared.
-    pub(crate) fn publish_call(&self, call: CollectiveCall) -> Result<Option<CollectiveCall>> {
+    /// In a world whose every transport is the mock (`mock`), lets [`World::publish_call`]
+    /// store this PE's descriptions with a plain copy into its mapped call area instead
+    /// of the transport's `put` (a GPU transport's pointer would be device memory).
+    pub(crate) fn store_calls_locally(&self, mock: bool) {
+        if !mock || !self.inner.check_calls {
+            return;
+        }
+        let area = SymAddr(self.inner.sys + SYS_CALLS);
+        let ptr = self.inner.transport.peer_ptr(self.my_pe(), area);
+        self.inner.calls.local_slots.store(ptr, Ordering::Relaxed);
+    }
+
+    /// Numbers `call` (in place) and writes it into this PE's slot for it; returns its
+    /// fingerprint ([`fingerprint_of`]), or `None` when calls on its team are not compared.
+    /// (By reference and a word back: this is on the path of every barrier.)
+    pub(crate) fn publish_call(&self, call: &mut CollectiveCall) -> Result<Option<u64>> {
         if !self.compares(call.team) {
             return Ok(None);
         }
-        let mut call = call;
         let seq = &self.inner.calls.seq[call.team as usize];
         call.seq = seq.load(Ordering::Relaxed).wrapping_add(1).max(1);
         seq.store(call.seq, Ordering::Relaxed);
         let words = call.encode();
+        let fingerprint = fingerprint_of(call.team, words);
+        let local = self.inner.calls.local_slots.load(Ordering::Relaxed);
+        if !local.is_null() {
+            // SAFETY: `local` is this PE's call area in the mock's mapping
+            // ([`World::store_calls_locally`]), which the transport keeps mapped while this
+            // world lives, and the slot of a compared call lies inside the area.
+            let slot = unsafe { local.add(slot_index(call) * CALL_SLOT_BYTES) };
+            // SAFETY: `slot` is 32 writable bytes (above) that only this PE writes, while
+            // no member reads them (the parity rule of the module docs); `words` is local.
+            unsafe {
+                std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), slot, CALL_SLOT_BYTES)
+            };
+            return Ok(Some(fingerprint));
+        }
         let me = self.my_pe();
         // SAFETY: `words` is a live local array of 32 bytes; Order::Now completes the copy
         // before the call returns.
@@ -403,12 +473,12 @@ impl World {
             self.inner.transport.put(
                 Order::Now,
                 me,
-                slot_addr(self.inner.sys, &call),
+                slot_addr(self.inner.sys, call),
                 words.as_ptr().cast(),
                 CALL_SLOT_BYTES,
             )
         })?;
-        Ok(Some(call))
+        Ok(Some(fingerprint))
     }
 
     /// After a synchronization of `sync` that followed [`World::publish_call`] on every
@@ -416,7 +486,7 @@ impl World {
     /// [`Error::CollectiveMismatch`] (and, if a team collective takes part, leaves this PE
     /// out of step).
     pub(crate) fn compare_calls(&self, sync: &TeamSync, mine: &CollectiveCall) -> Result<()> {
-        match self.first_difference(sync, mine)? {
+        match self.first_difference(sync, mine, Lockstep::Synchronized)? {
             None => Ok(()),
             Some((pe, words)) => {
                 Err(self.mismatch(mine, pe, CollectiveCall::decode(mine.team, words)))
@@ -433,7 +503,7 @@ impl World {
         mine: &CollectiveCall,
         ran: Result<()>,
     ) -> Result<()> {
-        let difference = match self.first_difference(sync, mine) {
+        let difference = match self.first_difference(sync, mine, Lockstep::Loose) {
             Ok(d) => d,
             Err(e) => return ran.and(Err(e)),
         };
@@ -449,11 +519,13 @@ impl World {
         }
     }
 
-    /// The first other member of `sync` whose published call is not `mine`, with its slot.
+    /// The first other member of `sync` whose published call is not `mine`, with its slot,
+    /// leaving out the members that `lockstep` says are not at this call (see [`Lockstep`]).
     fn first_difference(
         &self,
         sync: &TeamSync,
         mine: &CollectiveCall,
+        lockstep: Lockstep,
     ) -> Result<Option<(usize, [u64; 4])>> {
         let expected = mine.encode();
         let at = slot_addr(self.inner.sys, mine);
@@ -475,7 +547,9 @@ impl World {
                     CALL_SLOT_BYTES,
                 )
             })?;
-            if theirs != expected {
+            if theirs != expected
+                && !lockstep.elsewhere(mine, CollectiveCall::decode(mine.team, theirs))
+            {
                 return Ok(Some((pe, theirs)));
             }
         }
@@ -514,14 +588,36 @@ impl World {
         error
     }
 
-    /// A barrier of `sync` that carries `call` ([`World::publish_call`], the barrier,
-    /// [`World::compare_calls`]); a plain barrier when calls on its team are not compared.
-    pub(crate) fn checked_barrier(&self, sync: TeamSync, call: CollectiveCall) -> Result<()> {
-        let published = self.publish_call(call)?;
-        self.transport_result(self.inner.transport.barrier(Order::Now, sync))?;
-        match published {
-            Some(mine) => self.compare_calls(&sync, &mine),
-            None => Ok(()),
+    /// A barrier of `sync` that carries `call` ([`World::publish_call`], then
+    /// [`World::barrier_carrying`]); a plain barrier when calls on its team are not
+    /// compared.
+    pub(crate) fn checked_barrier(&self, sync: TeamSync, mut call: CollectiveCall) -> Result<()> {
+        let fingerprint = self.publish_call(&mut call)?;
+        self.barrier_carrying(sync, &call, fingerprint)
+    }
+
+    /// A barrier of `sync` that carries `mine`, published by [`World::publish_call`] on
+    /// every member with the `fingerprint` it returned, and compares it: by fingerprint in
+    /// the barrier itself where the transport can, reading the other members' slots only
+    /// when the fingerprints differ (to name both sides) or were not compared. A plain
+    /// barrier when `fingerprint` is `None` (calls on the team are not compared).
+    pub(crate) fn barrier_carrying(
+        &self,
+        sync: TeamSync,
+        mine: &CollectiveCall,
+        fingerprint: Option<u64>,
+    ) -> Result<()> {
+        let transport = &self.inner.transport;
+        let Some(fingerprint) = fingerprint else {
+            return self.transport_result(transport.barrier(Order::Now, sync));
+        };
+        let found = self.transport_result(transport.barrier_with_fingerprint(sync, fingerprint))?;
+        match found {
+            Fingerprints::Same => Ok(()),
+            // A member that carried no fingerprint (a plain barrier) differs too; its slot
+            // says what it called last. Slots that agree after all (fingerprints that
+            // differ can only come from a call that differs, or from none) pass.
+            Fingerprints::Differ | Fingerprints::NotCompared => self.compare_calls(&sync, mine),
         }
     }
 
@@ -534,10 +630,45 @@ impl World {
     }
 }
 
-/// Heap offset of the slot of `call` (its team, its parity).
+/// Index of the slot of `call` in the call area (its team, its parity).
+/// How far the synchronization a comparison follows keeps the members together, which says
+/// whether a member whose slot holds another call of the team is at a different call or
+/// merely elsewhere in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lockstep {
+    /// After a barrier every member has published this call: a member showing a later call
+    /// of the team has gone past it (it compared this PE's slot already, and its slot of the
+    /// same parity now holds its next call); an earlier one, or none, differs.
+    Synchronized,
+    /// After a team collective, which need not make every member wait for every other (on
+    /// NCCL a broadcast's root returns once its data is sent, and a member may read before
+    /// another has even entered): only a member showing this very call number is compared.
+    /// A mismatch then shows at the members that read in time, and at the next barrier,
+    /// whose call numbers then differ.
+    Loose,
+}
+
+impl Lockstep {
+    /// Whether the member whose slot holds `theirs` is at another call than `mine` in a way
+    /// that is no evidence of a mismatch.
+    fn elsewhere(self, mine: &CollectiveCall, theirs: Option<CollectiveCall>) -> bool {
+        match (self, theirs) {
+            // a later call (call numbers wrap around: compared as a signed distance)
+            (Lockstep::Synchronized, Some(t)) => (t.seq.wrapping_sub(mine.seq) as i32) > 0,
+            (Lockstep::Synchronized, None) => false,
+            (Lockstep::Loose, Some(t)) => t.seq != mine.seq,
+            (Lockstep::Loose, None) => true,
+        }
+    }
+}
+
+fn slot_index(call: &CollectiveCall) -> usize {
+    call.team as usize * 2 + (call.seq % 2) as usize
+}
+
+/// Heap offset of the slot of `call`.
 fn slot_addr(sys: u64, call: &CollectiveCall) -> SymAddr {
-    let index = call.team as usize * 2 + (call.seq % 2) as usize;
-    SymAddr(sys + SYS_CALLS + (index * CALL_SLOT_BYTES) as u64)
+    SymAddr(sys + SYS_CALLS + (slot_index(call) * CALL_SLOT_BYTES) as u64)
 }
 
 #[cfg(test)]
@@ -588,6 +719,124 @@ mod tests {
             );
         }
         assert_eq!(CollectiveCall::decode(0, [0; 4]), None, "an unwritten slot");
+    }
+
+    #[test]
+    fn fingerprints_tell_calls_apart_and_are_never_zero() {
+        let base = CollectiveCall {
+            kind: CollectiveKind::Malloc,
+            team: 0,
+            seq: 2,
+            args: [256, 0, 0],
+        };
+        let variants = [
+            base,
+            CollectiveCall {
+                kind: CollectiveKind::Calloc,
+                ..base
+            },
+            CollectiveCall { team: 1, ..base },
+            CollectiveCall { seq: 3, ..base },
+            CollectiveCall {
+                args: [512, 0, 0],
+                ..base
+            },
+            CollectiveCall {
+                args: [256, 1, 0],
+                ..base
+            },
+            CollectiveCall {
+                args: [256, 0, 1],
+                ..base
+            },
+        ];
+        let prints: Vec<u64> = variants.iter().map(CollectiveCall::fingerprint).collect();
+        for (i, a) in prints.iter().enumerate() {
+            assert_ne!(*a, 0);
+            for (j, b) in prints.iter().enumerate().skip(i + 1) {
+                assert_ne!(a, b, "{} and {}", variants[i], variants[j]);
+            }
+        }
+        // The mock sums the members' fingerprints: arguments whose mean is the last
+        // arriver's must not sum like its own.
+        let malloc = |bytes| CollectiveCall {
+            args: [bytes, 0, 0],
+            ..base
+        };
+        let sum = [0, 256, 512].map(|b| malloc(b).fingerprint());
+        let sum = sum.iter().fold(0u64, |a, f| a.wrapping_add(*f));
+        assert_ne!(sum, malloc(256).fingerprint().wrapping_mul(3));
+        // Processes of a job compare them: the value is fixed, not seeded per process.
+        assert_eq!(base.fingerprint(), 0x9631_2664_1e84_6d85);
+    }
+
+    #[test]
+    fn the_barriers_fingerprints_catch_a_mismatch_and_it_names_both_sides() {
+        let cfg = crate::WorldConfig {
+            timeout: std::time::Duration::from_secs(20),
+            ..crate::WorldConfig::default()
+        };
+        let out = crate::run_in_process(2, &cfg, |w| {
+            let me = w.my_pe();
+            let bytes = if me == 0 { 256 } else { 512 };
+            let call = |bytes| CollectiveCall {
+                kind: CollectiveKind::Malloc,
+                team: 0,
+                seq: 1,
+                args: [bytes, 0, 0],
+            };
+            let sync = w.team_sync(TeamId::WORLD)?;
+            // The world's transport compares what its barrier carries, on every member.
+            let t = &w.inner.transport;
+            let differ = t.barrier_with_fingerprint(sync, call(bytes).fingerprint());
+            let same = t.barrier_with_fingerprint(sync, call(256).fingerprint());
+            // The malloc's own barrier: its fingerprints differ, then the slots name both.
+            let message = match w.malloc::<u8>(bytes as usize) {
+                Err(e @ Error::CollectiveMismatch { .. }) => e.to_string(),
+                other => panic!("PE {me}: {other:?}"),
+            };
+            // And the world goes on, its calls matching again.
+            let b = w.malloc::<u8>(64)?;
+            w.free(b)?;
+            Ok((differ, same, message))
+        })
+        .unwrap();
+        for (pe, (differ, same, message)) in out.iter().enumerate() {
+            assert_eq!(*differ, Ok(Fingerprints::Differ), "PE {pe}");
+            assert_eq!(*same, Ok(Fingerprints::Same), "PE {pe}");
+            let (mine, theirs) = if pe == 0 { (256, 512) } else { (512, 256) };
+            let other = 1 - pe;
+            let expected = format!(
+                "PE {pe} called nvshmem_malloc({mine}) [call #1], \
+                 PE {other} called nvshmem_malloc({theirs}) [call #1]"
+            );
+            assert!(message.contains(&expected), "PE {pe}: {message}");
+        }
+    }
+
+    #[test]
+    fn only_members_at_another_call_in_time_are_left_out() {
+        let at = |seq: u32| CollectiveCall {
+            kind: CollectiveKind::Barrier,
+            team: 0,
+            seq,
+            args: [0; 3],
+        };
+        let mine = at(10);
+        // after a barrier: a member past this call is elsewhere; one behind, or with no
+        // call published, differs
+        assert!(Lockstep::Synchronized.elsewhere(&mine, Some(at(12))));
+        assert!(!Lockstep::Synchronized.elsewhere(&mine, Some(at(8))));
+        assert!(!Lockstep::Synchronized.elsewhere(&mine, Some(at(10))));
+        assert!(!Lockstep::Synchronized.elsewhere(&mine, None));
+        // across the wrap of the call numbers
+        assert!(Lockstep::Synchronized.elsewhere(&at(u32::MAX), Some(at(1))));
+        assert!(!Lockstep::Synchronized.elsewhere(&at(1), Some(at(u32::MAX))));
+        // after a team collective only the same call number is compared
+        assert!(Lockstep::Loose.elsewhere(&mine, Some(at(8))));
+        assert!(Lockstep::Loose.elsewhere(&mine, Some(at(12))));
+        assert!(Lockstep::Loose.elsewhere(&mine, None));
+        assert!(!Lockstep::Loose.elsewhere(&mine, Some(at(10))));
     }
 
     #[test]

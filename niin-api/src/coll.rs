@@ -79,13 +79,13 @@ impl World {
             // Stream-ordered: synchronizes on the stream, after this returns (not compared).
             return self.transport_result(self.inner.transport.collective(order, &c));
         }
-        let call = CollectiveCall::collective(team, &c);
+        let mut call = CollectiveCall::collective(team, &c);
         let _busy = self.enter_collective(&call)?;
-        let published = self.publish_call(call)?;
+        let published = self.publish_call(&mut call)?;
         let ran = self.transport_result(self.inner.transport.collective(order, &c));
         // The collective synchronized the team: every member's call is published.
         match published {
-            Some(mine) => self.compare_after(&sync, &mine, ran),
+            Some(_) => self.compare_after(&sync, &call, ran),
             None => ran,
         }
     }

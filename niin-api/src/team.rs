@@ -254,14 +254,14 @@ impl World {
             self.transport_result(unsafe {
                 t.put(Order::Now, me, slots, window.as_ptr().cast(), bytes)
             })?;
-            let published = match call.take() {
-                Some(c) => self.publish_call(c)?,
-                None => None,
-            };
-            t.barrier(Order::Now, sync)
-                .map_err(|source| Error::Transport { pe: me, source })?;
-            if let Some(mine) = published {
-                self.compare_calls(&sync, &mine)?;
+            match call.take() {
+                Some(mut c) => {
+                    let fingerprint = self.publish_call(&mut c)?;
+                    self.barrier_carrying(sync, &c, fingerprint)?;
+                }
+                None => t
+                    .barrier(Order::Now, sync)
+                    .map_err(|source| Error::Transport { pe: me, source })?,
             }
             let mut acc = vec![u64::MAX; SLOT_WORDS];
             let mut theirs = vec![0u64; SLOT_WORDS];

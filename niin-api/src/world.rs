@@ -281,6 +281,7 @@ impl World {
                 transport,
             }),
         };
+        world.store_calls_locally(transport_is_mock(&world.inner.transport));
         // The one predefined team that spans nodes: the transport hears of it as of a split
         // of the world (a GPU world with other nodes gives it an NCCL communicator). The
         // others are the world itself or lie within one node.

@@ -32,7 +32,7 @@ pub use ops::{
     TeamSync, WaitKind, Width,
 };
 pub use router::{Providers, RouteKind, Routed, Router};
-pub use transport::Transport;
+pub use transport::{Fingerprints, Transport};
 
 /// Every transport implementation, dispatched statically: [`Transport`] on an
 /// `AnyTransport` calls the variant's implementation. The NCCL `Lsa` and `Gin`

@@ -17,7 +17,7 @@ use crate::ops::{
     AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
     TeamSync, WaitKind, Width,
 };
-use crate::transport::Transport;
+use crate::transport::{Fingerprints, Transport};
 
 /// The path operations on a PE take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -514,6 +514,13 @@ impl Transport for Routed {
             .iter()
             .try_for_each(|t| t.quiet(order))?;
         self.primary().barrier(order, team)
+    }
+
+    fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
+        self.implementations[1..]
+            .iter()
+            .try_for_each(|t| t.quiet(Order::Now))?;
+        self.primary().barrier_with_fingerprint(team, fingerprint)
     }
 
     /// The mock runs collectives itself (blocking and on streams). In a GPU world the LSA

@@ -23,6 +23,18 @@ use crate::ops::{
     TeamSync, WaitKind, Width,
 };
 
+/// What a [`Transport::barrier_with_fingerprint`] found about the members' fingerprints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fingerprints {
+    /// Every member carried this PE's fingerprint.
+    Same,
+    /// Some member carried another one (or none: a plain barrier). Every member of the
+    /// barrier gets this answer.
+    Differ,
+    /// The transport does not compare fingerprints: only the barrier ran.
+    NotCompared,
+}
+
 /// The refusal of the registration defaults of [`Transport`].
 fn registration_unsupported() -> crate::error::TransportError {
     crate::error::TransportError::NotImplemented {
@@ -271,6 +283,18 @@ pub trait Transport {
     /// Quiet, then waits until every member of `team` has arrived (`barrier`); this PE
     /// must be a member.
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()>;
+
+    /// A blocking [`Transport::barrier`] in which this PE also carries `fingerprint`, a
+    /// non-zero hash of the collective call it makes (0: none), and learns whether every
+    /// member carried the same one ([`Fingerprints`]). A transport that can compare them
+    /// in the barrier's own arrival words (the mock) does; the default runs a plain
+    /// barrier and answers [`Fingerprints::NotCompared`], and the caller compares the
+    /// calls another way if it wants to.
+    fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
+        let _ = fingerprint;
+        self.barrier(Order::Now, team)
+            .map(|()| Fingerprints::NotCompared)
+    }
 
     /// This PE's part of a team collective (reduce, reducescatter, broadcast, fcollect,
     /// alltoall; semantics in [`crate::coll`]); every member of `c.team` calls it with the

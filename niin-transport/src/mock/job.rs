@@ -13,7 +13,7 @@ use super::config::MockConfig;
 use super::peers;
 use super::region::{HeaderField, LAYOUT_VERSION, Layout, MAGIC, PAGE, PeState, Region};
 use super::status::StatusBoard;
-use super::wait::{Backoff, FutexWord, Half, Outcome, Pacing, poll};
+use super::wait::{Backoff, FutexWord, Outcome, Pacing, poll};
 use crate::error::{Departure, Result, TransportError};
 
 /// Prefix of a job file's name; the job id follows.
@@ -327,10 +327,7 @@ pub(crate) fn init_barrier(
     let n_pes = region.layout().n_pes;
     let path = job_file_path(job_id)?;
     let attached = region.header(HeaderField::Attached);
-    let futex = FutexWord {
-        word: attached,
-        half: Half::Low,
-    };
+    let futex = FutexWord { word: attached };
     if pe != 0 && attached.fetch_add(1, Ordering::AcqRel) + 1 >= n_pes as u64 {
         futex.wake();
     }

@@ -20,7 +20,7 @@
 //! ```text
 //! offset 0          header, 128 bytes: ten u64 words
 //!                     [0] magic "NIINMOCK" (release-stored last: the header is valid)
-//!                     [1] layout version (2)   [2] n_pes   [3] heap_size
+//!                     [1] layout version (3)   [2] n_pes   [3] heap_size
 //!                     [4] node_size (u64::MAX: one node)   [5] max_teams
 //!                     [6] FNV-1a hash of the job id (0 in-process)
 //!                     [7] PEs attached (the init barrier's counter)
@@ -30,7 +30,8 @@
 //!                     +4 pid u32 (the process that attached it)
 //!                     +8 life flag u32 (0 unknown, 1 life lock held, 2 unusable)
 //!                     +64 life lock: a robust, process-shared pthread mutex (64 bytes)
-//!                     +128 + 8*t  barrier slot of team t: u64 (generation << 32 | count)
+//!                     +128 + 8*t  barrier slot of team t: u64 (fingerprint sum << 32 |
+//!                                 generation << 21 | fingerprints differed << 20 | count)
 //!                     +128 + 8*(max_teams + t)  arrival record of team t: u64
 //!                                 (generation << 32 | start + 1 of its last barrier)
 //! C                 PE 0's heap; C = control size, a multiple of 64 KiB
@@ -145,7 +146,7 @@ use crate::ops::{
     AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
     TeamSync, WaitKind, Width,
 };
-use crate::transport::Transport;
+use crate::transport::{Fingerprints, Transport};
 
 /// What an operation needs while it runs, on the caller's thread or a stream worker:
 /// the mapping (kept alive by this `Arc`), the PE and its configuration.
@@ -335,7 +336,7 @@ impl CollMemory for Core {
 
     fn coll_barrier(&self, team: &TeamSync) -> Result<()> {
         fence_now();
-        barrier::barrier(&self.region, self.pe, team, self.config.timeout)
+        barrier::barrier(&self.region, self.pe, team, 0, self.config.timeout).map(drop)
     }
 }
 
@@ -740,8 +741,24 @@ impl Transport for MockTransport {
         barrier::validate(self.region(), self.core.pe, &team)?;
         self.run(order, move |core| {
             fence_now();
-            barrier::barrier(&core.region, core.pe, &team, core.config.timeout)
+            barrier::barrier(&core.region, core.pe, &team, 0, core.config.timeout).map(drop)
         })
+    }
+
+    /// Carries `fingerprint` in the barrier's own words (`barrier.rs`): the members
+    /// compare fingerprints at no extra synchronization and no read of each other's.
+    fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
+        self.live()?;
+        barrier::validate(self.region(), self.core.pe, &team)?;
+        fence_now();
+        let core = &self.core;
+        barrier::barrier(
+            &core.region,
+            core.pe,
+            &team,
+            fingerprint,
+            core.config.timeout,
+        )
     }
 
     /// Checks what a GPU transport would rely on (this PE is a member of the parent, and

@@ -21,7 +21,7 @@ pub(crate) const PAGE: u64 = 64 << 10;
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"NIINMOCK");
 
 /// Version of this layout; a mapping of another version is refused.
-pub(crate) const LAYOUT_VERSION: u64 = 2;
+pub(crate) const LAYOUT_VERSION: u64 = 3;
 
 /// Bytes of the header at the start of the control region.
 pub(crate) const HEADER_SIZE: u64 = 128;
@@ -36,8 +36,16 @@ pub(crate) const LIFE_LOCK_AT: u64 = 64;
 /// Bytes reserved for the life lock.
 pub(crate) const LIFE_LOCK_SIZE: u64 = 64;
 
-/// Bytes of one barrier slot (a packed generation and arrival count).
+/// Bytes of one barrier slot (a packed fingerprint sum, generation, verdict and arrival
+/// count: `barrier.rs`).
 pub(crate) const SLOT_SIZE: u64 = 8;
+
+/// Bytes of one arrival record (a packed generation and team start).
+pub(crate) const ARRIVAL_SIZE: u64 = 8;
+
+/// The most PEs a mock world has: a barrier slot counts arrivals in 20 bits (with room
+/// to see an over-count). Far more than a machine runs as threads or processes.
+pub(crate) const MAX_PES: usize = 1 << 19;
 
 /// 64-bit header words, by index (byte offset = index × 8).
 #[derive(Clone, Copy, Debug)]
@@ -134,10 +142,10 @@ fn round_up(x: u64, to: u64) -> Option<u64> {
 impl Layout {
     /// The layout of a world of `n_pes` PEs shaped by `config` (already validated).
     pub(crate) fn new(n_pes: usize, config: &MockConfig) -> Result<Layout> {
-        if n_pes == 0 || n_pes > u32::MAX as usize {
+        if n_pes == 0 || n_pes > MAX_PES {
             return Err(TransportError::BadArgument {
                 op: "mock world",
-                what: format!("n_pes = {n_pes} is outside 1..={}", u32::MAX),
+                what: format!("n_pes = {n_pes} is outside 1..={MAX_PES}"),
             });
         }
         let too_big = || TransportError::BadArgument {
@@ -149,7 +157,7 @@ impl Layout {
         };
         // Barrier slots, then as many arrival records.
         let pe_block = round_up(
-            PE_BLOCK_FIELDS + 2 * SLOT_SIZE * config.max_teams as u64,
+            PE_BLOCK_FIELDS + (SLOT_SIZE + ARRIVAL_SIZE) * config.max_teams as u64,
             64,
         )
         .ok_or_else(too_big)?;
@@ -366,7 +374,8 @@ impl Region {
         debug_assert!(team < self.layout.max_teams);
         let off = self.layout.pe_block_offset(pe)
             + PE_BLOCK_FIELDS
-            + (self.layout.max_teams + team) as u64 * SLOT_SIZE;
+            + self.layout.max_teams as u64 * SLOT_SIZE
+            + team as u64 * ARRIVAL_SIZE;
         self.control_u64(off)
     }
 
@@ -472,7 +481,10 @@ mod tests {
         assert_eq!(l.heap_stride, PAGE);
         assert_eq!(l.control_size % PAGE, 0);
         assert!(l.control_size >= HEADER_SIZE + 3 * l.pe_block);
-        assert_eq!(l.pe_block, PE_BLOCK_FIELDS + 2 * 1024 * SLOT_SIZE);
+        assert_eq!(
+            l.pe_block,
+            PE_BLOCK_FIELDS + 1024 * (SLOT_SIZE + ARRIVAL_SIZE)
+        );
         assert_eq!(l.heap_offset(2), l.control_size + 2 * PAGE);
         assert_eq!(l.total as u64, l.control_size + 3 * PAGE);
     }
@@ -480,6 +492,7 @@ mod tests {
     #[test]
     fn layout_rejects_zero_pes_and_overflow() {
         assert!(Layout::new(0, &cfg(1 << 20)).is_err());
+        assert!(Layout::new(MAX_PES + 1, &cfg(1)).is_err());
         assert!(Layout::new(1 << 20, &cfg(u64::MAX / 2)).is_err());
     }
 

@@ -110,45 +110,31 @@ impl Backoff {
     }
 }
 
-/// Which half of a 64-bit control word a futex sleeps on.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Half {
-    /// Bits 0..32.
-    Low,
-    /// Bits 32..64.
-    High,
-}
-
-/// A 64-bit control word whose change (in one half) ends a [`poll`]; the poll sleeps on
-/// it with a futex, and whoever changes it wakes the sleepers ([`FutexWord::wake`]).
+/// A 64-bit control word whose change (in its low 32 bits) ends a [`poll`]; the poll
+/// sleeps on those bits with a futex, and whoever changes them wakes the sleepers
+/// ([`FutexWord::wake`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FutexWord<'a> {
     /// The word.
     pub(crate) word: &'a AtomicU64,
-    /// The half that changes.
-    pub(crate) half: Half,
 }
 
 impl FutexWord<'_> {
     fn ptr(&self) -> *const u32 {
-        let high = matches!(self.half, Half::High) == cfg!(target_endian = "little");
+        let high_first = cfg!(target_endian = "big");
         self.word
             .as_ptr()
             .cast::<u32>()
-            .wrapping_add(usize::from(high))
+            .wrapping_add(usize::from(high_first))
     }
 
     fn current(&self) -> u32 {
-        let v = self.word.load(Ordering::Acquire);
-        match self.half {
-            Half::Low => v as u32,
-            Half::High => (v >> 32) as u32,
-        }
+        self.word.load(Ordering::Acquire) as u32
     }
 
     /// Wakes every PE sleeping on this word.
     pub(crate) fn wake(&self) {
-        // SAFETY: `ptr` is one aligned half of a live 8-byte aligned control word.
+        // SAFETY: `ptr` is the aligned low half of a live 8-byte aligned control word.
         unsafe { futex::wake_all(self.ptr()) };
     }
 }
@@ -190,7 +176,7 @@ pub(crate) fn poll(
                 }
                 let until = next_check.min(start + timeout);
                 let nap = until.saturating_duration_since(Instant::now());
-                // SAFETY: `ptr` is one aligned half of a live 8-byte aligned control word.
+                // SAFETY: `ptr` is the aligned low half of a live 8-byte aligned control word.
                 unsafe { futex::wait(f.ptr(), seen, nap.max(Duration::from_micros(100))) };
             }
             _ => backoff.snooze(),

@@ -248,3 +248,55 @@ fn a_pe_that_panicked_is_named_as_panicked_not_finalized() {
         assert_eq!(e.to_string(), "PE 2 panicked; barrier cannot complete");
     }
 }
+
+/// What every member of a barrier of all of `w`'s PEs learns when PE `i` carries
+/// `fingerprints[i]`.
+fn carried(w: &[MockTransport], fingerprints: &[u64]) -> Vec<Fingerprints> {
+    on_all(w, |t| {
+        t.barrier_with_fingerprint(world_team(w.len()), fingerprints[t.my_pe()])
+            .unwrap()
+    })
+}
+
+#[test]
+fn fingerprints_are_compared_in_the_barrier_and_every_member_hears_the_verdict() {
+    use Fingerprints::{Differ, Same};
+    let w = world(3, cfg());
+    let f = 0x1234_5678_9abc_def1;
+    assert_eq!(carried(&w, &[f, f, f]), [Same; 3]);
+    // One member differs: every member hears it, whoever arrived last.
+    for odd in 0..3 {
+        let mut fs = [f; 3];
+        fs[odd] = f ^ 0x100;
+        assert_eq!(carried(&w, &fs), [Differ; 3], "PE {odd} differs");
+        // The verdict and the sum are the round's own: the next round agrees again.
+        assert_eq!(
+            carried(&w, &[f, f, f]),
+            [Same; 3],
+            "after PE {odd} differed"
+        );
+    }
+    // A member in a plain barrier (no fingerprint) differs from any fingerprint.
+    assert_eq!(carried(&w, &[f, 0, f]), [Differ; 3]);
+    // Plain barriers everywhere: nothing to differ.
+    assert_eq!(carried(&w, &[0, 0, 0]), [Same; 3]);
+    // Many rounds with alternating verdicts keep the barrier itself intact.
+    for r in 0..200u64 {
+        let g = f.wrapping_add(r);
+        let fs = if r % 3 == 0 { [g, g, g ^ 1] } else { [g, g, g] };
+        let want = if r % 3 == 0 { Differ } else { Same };
+        assert_eq!(carried(&w, &fs), [want; 3], "round {r}");
+    }
+    on_all(&w, |t| rounds_with_checks(t, world_team(3), 50, 0));
+}
+
+#[test]
+fn a_fingerprint_withdrawn_at_a_timeout_leaves_the_next_round_clean() {
+    let w = world(2, short(50));
+    let lonely = w[0].barrier_with_fingerprint(world_team(2), 7);
+    assert!(
+        matches!(lonely, Err(TransportError::Timeout { .. })),
+        "{lonely:?}"
+    );
+    assert_eq!(carried(&w, &[9, 9]), [Fingerprints::Same; 2]);
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::{MockConfig, MockTransport, MockWorld};
 use crate::error::Result;
 use crate::ops::{Order, Scalar, SymAddr, TeamSync, Width};
-use crate::transport::Transport;
+use crate::transport::{Fingerprints, Transport};
 
 /// Heap size of test worlds: one 64 KiB page.
 pub(super) const HEAP: u64 = 64 << 10;
