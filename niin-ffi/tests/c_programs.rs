@@ -417,24 +417,30 @@ fn plain_init_on_one_node_needs_no_niin_variables() {
     }
 }
 
+/// Checks a PE of a program that counts the `NIIN:` lines it provokes: its stdout says
+/// "DONE failures=0" (no FAIL line) and "EXPECT_NIIN_LINES <k>", and `lines` are k lines.
+fn assert_counted_lines(stdout: &[u8], lines: &[&str], text: &str) {
+    let out = String::from_utf8_lossy(stdout);
+    assert!(
+        out.contains("DONE failures=0") && !out.contains("FAIL"),
+        "{text}"
+    );
+    let expected: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("EXPECT_NIIN_LINES "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the program says how many lines it expects");
+    assert_eq!(lines.len(), expected, "NIIN: lines:\n{text}");
+}
+
 #[test]
 fn wrong_use_gives_errors_and_one_line_each() {
     for name in ["wrong_use", "wrong_use_cxx"] {
         let (outcome, text) = run_successful(2, program(name), &[]);
         for r in &outcome.pes {
-            let out = String::from_utf8_lossy(&r.stdout);
-            assert!(
-                out.contains("DONE failures=0") && !out.contains("FAIL"),
-                "{text}"
-            );
-            let expected: usize = out
-                .lines()
-                .find_map(|l| l.strip_prefix("EXPECT_NIIN_LINES "))
-                .and_then(|n| n.trim().parse().ok())
-                .expect("the program says how many lines it expects");
             let err = String::from_utf8_lossy(&r.stderr);
             let lines: Vec<&str> = err.lines().collect();
-            assert_eq!(lines.len(), expected, "NIIN: lines:\n{text}");
+            assert_counted_lines(&r.stdout, &lines, &text);
             for line in lines {
                 let rest = line
                     .strip_prefix("NIIN: ")
@@ -458,19 +464,9 @@ fn collective_mismatches_are_errors_naming_both_calls_on_every_pe() {
     for n_pes in [2, 3] {
         let (outcome, text) = run_successful(n_pes, program("mismatch"), &[]);
         for (pe, r) in outcome.pes.iter().enumerate() {
-            let out = String::from_utf8_lossy(&r.stdout);
-            assert!(
-                out.contains("DONE failures=0") && !out.contains("FAIL"),
-                "{text}"
-            );
-            let expected: usize = out
-                .lines()
-                .find_map(|l| l.strip_prefix("EXPECT_NIIN_LINES "))
-                .and_then(|n| n.trim().parse().ok())
-                .expect("the program says how many lines it expects");
             let err = String::from_utf8_lossy(&r.stderr);
             let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("NIIN: ")).collect();
-            assert_eq!(lines.len(), expected, "PE {pe}: NIIN: lines:\n{text}");
+            assert_counted_lines(&r.stdout, &lines, &text);
             // The first names PE 0's malloc(256) and another PE's malloc(512); the second
             // PE 0's barrier against a malloc(64).
             assert!(
