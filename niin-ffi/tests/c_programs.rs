@@ -10,6 +10,8 @@
 //! - the headers alone, as C11, C++11 and C++17, and the `NIIN_ON_NOT_IMPLEMENTED` check;
 //! - `mismatch.c` (2 and 3 PEs): differing collective calls are an error on every PE, one
 //!   `NIIN:` line naming both calls, and the world stays usable
+//! - `peer_death.c` (3 PEs): a PE killed while the others wait in a barrier is named by
+//!   them at once, and niinrun blames it
 //! - `extensions.c` (2 PEs, C and C++): the driver-API module and user-buffer calls refused
 //!   with NVSHMEM's values and one `NIIN:` line each, NVSHMEM's error macros and their
 //!   lines, `NVSHMEMI_NZ_EXIT`'s exit; and, with CUDA's headers (`.cuda/`), compiled as C11,
@@ -150,6 +152,10 @@ fn program(name: &str) -> &'static Path {
             (
                 "mismatch",
                 compile("mismatch.c", "mismatch", false, &[], true),
+            ),
+            (
+                "peer_death",
+                compile("peer_death.c", "peer_death", false, &[], true),
             ),
             (
                 "extensions",
@@ -484,6 +490,27 @@ fn collective_mismatches_are_errors_naming_both_calls_on_every_pe() {
                 lines[1]
             );
         }
+    }
+}
+
+#[test]
+fn a_pe_killed_during_a_barrier_is_named_by_the_survivors_and_blamed() {
+    let outcome = run(3, program("peer_death"), &[]);
+    let text = transcript(&outcome);
+    assert_eq!(outcome.failed_pe(), Some(2), "{text}");
+    assert_eq!(outcome.exit_code(), 137, "{text}");
+    for r in &outcome.pes[..2] {
+        let out = String::from_utf8_lossy(&r.stdout);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("NIIN: nvshmem_barrier_all: ")
+                    && l.contains("PE 2 died (killed by signal 9")),
+            "{text}"
+        );
+        // at once (niinrun would stop it 0.5 s after PE 2's death), and finalize returns
+        assert!(out.contains("SURVIVOR barrier returned after"), "{text}");
+        assert!(out.contains("SURVIVOR finalized"), "{text}");
     }
 }
 

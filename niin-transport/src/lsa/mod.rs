@@ -131,7 +131,8 @@ use crate::coll::Collective;
 use crate::cuda::{
     self, CollKernels, Device, DeviceBuffer, HostKernels, HostPinned, Stream, WaitCond, WaitSpec,
 };
-use crate::error::{Result, TransportError};
+use crate::error::{Departure, Result, TransportError};
+use crate::mock::{PeEnd, StatusBoard};
 use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
 use crate::ops::{
     AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
@@ -341,6 +342,10 @@ pub struct LsaTransport {
     /// buffers are placed the same way.
     from_descriptor: bool,
     finalized: AtomicBool,
+    /// niinrun's status board of the job (`None` under other launchers): the host waits
+    /// read it to fail at once, naming the PE, when another PE's process has died
+    /// (`peer_failure`), instead of waiting out `NIIN_TIMEOUT`.
+    status: Option<StatusBoard>,
     /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
     /// with PEs on other nodes"); dropped before the world's.
     team_comms: Mutex<HashMap<i32, Comm>>,
@@ -484,6 +489,7 @@ impl LsaTransport {
             central_world,
             from_descriptor,
             finalized: AtomicBool::new(false),
+            status: StatusBoard::from_env(n_pes),
             registered,
             window: Arc::new(window),
             heap,
@@ -707,7 +713,10 @@ impl LsaTransport {
 
     /// Calls `check` until it returns `None` (done), pausing between calls (a spin at
     /// first, then sleeps doubling up to `max_pause`); once `self.timeout` has passed, a
-    /// timeout error for `op` whose detail `detail` makes from the last `Some` state.
+    /// timeout error for `op` whose detail `detail` makes from the last `Some` state. While
+    /// it sleeps it also reads niinrun's status board (`peer_failure`): a PE whose process
+    /// died ends the wait at once with an error naming it. Either error marks the world's
+    /// communicator for `ncclCommAbort` (a peer may be gone: finalize would wait for it).
     fn until_deadline<S>(
         &self,
         op: &'static str,
@@ -721,13 +730,21 @@ impl LsaTransport {
             let Some(state) = check()? else {
                 return Ok(());
             };
-            if start.elapsed() > self.timeout {
-                return Err(TransportError::Timeout {
+            let failed = if start.elapsed() > self.timeout {
+                Some(TransportError::Timeout {
                     pe: self.pe,
                     op,
                     waited: start.elapsed(),
                     detail: detail(&state),
-                });
+                })
+            } else if pause > Duration::from_micros(1) {
+                self.peer_failure(op)
+            } else {
+                None
+            };
+            if let Some(e) = failed {
+                self.comm.abort_on_drop();
+                return Err(e);
             }
             if pause > Duration::from_micros(1) {
                 std::thread::sleep(pause);
@@ -736,6 +753,21 @@ impl LsaTransport {
             }
             pause = (pause * 2).min(max_pause);
         }
+    }
+
+    /// The first other PE that niinrun's status board shows failed (its process died or
+    /// exited with an error), as the error of `op`, which cannot complete without it; this
+    /// PE is marked there as failing in consequence (niinrun then blames that PE). `None`
+    /// without a board, or while no PE has failed (one atomic load).
+    fn peer_failure(&self, op: &'static str) -> Option<TransportError> {
+        let board = self.status.as_ref()?;
+        let (pe, how) = failed_peer(board, self.pe)?;
+        board.mark_consequence(self.pe);
+        Some(TransportError::PeerGone {
+            pe,
+            op,
+            why: Departure::Died { how },
+        })
     }
 
     fn device_copy_of(&self, order: Order, s: &Stream, words: &[u64]) -> Result<u64> {
@@ -1595,5 +1627,56 @@ mod tests {
         );
         assert_eq!(pack_words(&[7, 8], 8), vec![7, 8]);
         assert!(pack_words(&[], 4).is_empty());
+    }
+}
+
+/// The first PE other than `me` that `board` shows failed, with the launcher's word on how
+/// ("killed by signal 9 (SIGKILL)"); `None` while no PE has failed.
+fn failed_peer(board: &StatusBoard, me: usize) -> Option<(usize, String)> {
+    if board.failures() == 0 {
+        return None;
+    }
+    (0..board.n_pes())
+        .filter(|&pe| pe != me)
+        .find_map(|pe| match board.ended(pe) {
+            Some(PeEnd::Failed(how)) => Some((pe, how)),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod peer_failure_tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_peer_is_found_on_the_board_and_this_pe_is_not_blamed() {
+        let dir = std::env::temp_dir().join(format!("niin-lsa-board-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let board = StatusBoard::create(&dir.join("pe-status"), 4).unwrap();
+        assert_eq!(failed_peer(&board, 0), None);
+        board.record(2, &PeEnd::Success);
+        assert_eq!(
+            failed_peer(&board, 0),
+            None,
+            "a PE that exited 0 is no failure"
+        );
+        board.record(0, &PeEnd::Failed("exited with status 5".into()));
+        assert_eq!(
+            failed_peer(&board, 0),
+            None,
+            "this PE's own failure is not a peer's"
+        );
+        board.record(3, &PeEnd::Failed("killed by signal 9 (SIGKILL)".into()));
+        assert_eq!(
+            failed_peer(&board, 0),
+            Some((3, "killed by signal 9 (SIGKILL)".to_string()))
+        );
+        assert_eq!(
+            failed_peer(&board, 3),
+            Some((0, "exited with status 5".to_string()))
+        );
+        drop(board);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
