@@ -19,30 +19,13 @@ use std::time::Duration;
 use niin_api::bootstrap::{self, Launcher, Placement, Rendezvous};
 use niin_api::{TransportKind, WorldConfig};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
 
-/// The fixed configuration of every target here: `cases` inputs from a fixed seed, no
-/// regression files.
-fn config(cases: u32) -> Config {
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(0x006e_6969_6e65_6e76),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
+#[path = "support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
 
-/// Runs `test` on `cases` inputs of `strategy`; a failure panics with proptest's report
-/// (the minimal failing input).
-fn fuzz<S: Strategy>(
-    cases: u32,
-    strategy: S,
-    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
-) {
-    if let Err(e) = TestRunner::new(config(cases)).run(&strategy, test) {
-        panic!("{e}");
-    }
-}
+/// This file's inputs (support/fuzz.rs).
+const SEED: u64 = 0x006e_6969_6e65_6e76;
 
 /// A value of a variable: near-valid words and numbers of every reader, and anything.
 fn value() -> impl Strategy<Value = String> {
@@ -167,7 +150,7 @@ fn check_config(set: &HashMap<&'static str, String>) -> Result<(), TestCaseError
 #[test]
 fn world_config_one_variable_at_a_time() {
     let var = prop::sample::select(CONFIG_VARS.to_vec());
-    fuzz(3000, (var, value()), |(var, value)| {
+    fuzz(SEED, 3000, (var, value()), |(var, value)| {
         check_config(&HashMap::from([(var, value)]))
     });
 }
@@ -175,7 +158,7 @@ fn world_config_one_variable_at_a_time() {
 #[test]
 fn world_config_all_variables_at_once() {
     let all = prop::collection::vec(prop::option::of(value()), CONFIG_VARS.len());
-    fuzz(1500, all, |values| {
+    fuzz(SEED, 1500, all, |values| {
         let set = CONFIG_VARS
             .iter()
             .zip(values)
@@ -408,7 +391,7 @@ fn check_placement(env: &HashMap<&str, String>, p: &Placement) -> Result<(), Tes
 #[test]
 fn launcher_detection() {
     let placed = std::cell::Cell::new(0u32);
-    fuzz(4000, launcher_env(), |pairs| {
+    fuzz(SEED, 4000, launcher_env(), |pairs| {
         let env: HashMap<&str, String> = pairs.into_iter().collect();
         match bootstrap::detect(|k| env.get(k).cloned()) {
             Ok(Some(p)) => {
@@ -460,7 +443,7 @@ fn rendezvous_value() -> impl Strategy<Value = String> {
 
 #[test]
 fn rendezvous_values() {
-    fuzz(3000, rendezvous_value(), |value| {
+    fuzz(SEED, 3000, rendezvous_value(), |value| {
         match value.parse::<Rendezvous>() {
             Ok(Rendezvous::Dir(dir)) => {
                 let rest = value.trim().strip_prefix("dir:");
@@ -492,7 +475,7 @@ fn rendezvous_from_torchrun_variables() {
         source: Launcher::Torchrun,
     };
     let addr = prop::sample::select(vec!["127.0.0.1", "::1", " 10.0.0.7 ", "[::1]"]);
-    fuzz(1000, (addr, value()), |(addr, port)| {
+    fuzz(SEED, 1000, (addr, value()), |(addr, port)| {
         let env = HashMap::from([
             ("MASTER_ADDR", addr.to_owned()),
             ("MASTER_PORT", port.clone()),

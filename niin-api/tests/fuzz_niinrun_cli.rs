@@ -15,18 +15,13 @@ use std::time::Duration;
 
 use niin_api::launch::{Cli, LaunchError, MAX_PES, parse_args};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
 
-/// The fixed configuration of every target here: `cases` inputs from a fixed seed, no
-/// regression files.
-fn config(cases: u32) -> Config {
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(0x006e_6969_6e72_756e),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
+#[path = "support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
+
+/// This file's inputs (support/fuzz.rs).
+const SEED: u64 = 0x006e_6969_6e72_756e;
 
 /// One argument: niinrun's option spellings, values of every shape, and raw bytes.
 fn arg() -> impl Strategy<Value = OsString> {
@@ -251,17 +246,13 @@ impl Valid {
 
 #[test]
 fn arbitrary_command_lines_never_panic_and_fail_in_one_line() {
-    let mut runner = proptest::test_runner::TestRunner::new(config(3000));
     let errors = std::cell::Cell::new(0u32);
-    let result = runner.run(&prop::collection::vec(arg(), 0..6), |args| {
+    fuzz(SEED, 3000, prop::collection::vec(arg(), 0..6), |args| {
         if check(&args)?.is_some() {
             errors.set(errors.get() + 1);
         }
         Ok(())
     });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
     // Both outcomes were exercised: the generator is not stuck on one side.
     let errors = errors.get();
     assert!(errors > 300, "only {errors} errors in 3000 command lines");
@@ -269,8 +260,7 @@ fn arbitrary_command_lines_never_panic_and_fail_in_one_line() {
 
 #[test]
 fn valid_command_lines_round_trip() {
-    let mut runner = proptest::test_runner::TestRunner::new(config(2000));
-    let result = runner.run(&valid(), |v| {
+    fuzz(SEED, 2000, valid(), |v| {
         let Some(argv) = v.argv() else {
             return Ok(());
         };
@@ -293,9 +283,6 @@ fn valid_command_lines_round_trip() {
         prop_assert_eq!(args, want);
         Ok(())
     });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
 }
 
 /// Regression (found by the fuzzing above): a value with a line break made an error of

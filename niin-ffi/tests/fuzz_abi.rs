@@ -28,31 +28,18 @@ use nvshmem_host::abi::*;
 use nvshmem_host::uid::{MOCK_ID_BYTES, Uid};
 use nvshmem_host::*;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+#[path = "../../niin-api/tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
+
+/// This file's inputs (support/fuzz.rs).
+const SEED: u64 = 0x006e_6969_6e61_6269;
 
 /// The heap of the fuzzed world: small, so the local buffer can hold all of it.
 const HEAP: usize = 512 << 10;
 /// The local buffer: more than any call the library accepts can move (the heap's size).
 const LOCAL: usize = HEAP + (64 << 10);
-
-fn config(cases: u32) -> Config {
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(0x006e_6969_6e61_6269),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
-
-fn fuzz<S: Strategy>(
-    cases: u32,
-    strategy: S,
-    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
-) {
-    if let Err(e) = TestRunner::new(config(cases)).run(&strategy, test) {
-        panic!("{e}");
-    }
-}
 
 // ---- the calls' outcome ----------------------------------------------------------------
 
@@ -1316,6 +1303,7 @@ fn fuzz_uid_init() {
     ];
     let fx = Fixture::empty();
     fuzz(
+        SEED,
         300,
         (id, rank.clone(), rank, flags, any::<bool>()),
         |(bytes, rank, nranks, flags, null_id)| {
@@ -1389,6 +1377,6 @@ fn the_c_abi_refuses_bad_arguments_in_one_line() {
     nvshmem_init();
     assert_eq!(nvshmemx_init_status(), NVSHMEM_STATUS_IS_INITIALIZED);
     let fx = Fixture::new();
-    fuzz(8000, op(), |op| run(&fx, &op));
+    fuzz(SEED, 8000, op(), |op| run(&fx, &op));
     nvshmem_finalize();
 }

@@ -10,23 +10,13 @@
 use nvshmem_host::abi::UNIQUEID_PADDING;
 use nvshmem_host::uid::{MOCK_ID_BYTES, NCCL_UNIQUE_ID_BYTES, PAYLOAD_BYTES, Uid, UidError};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
 
-fn fuzz<S: Strategy>(
-    cases: u32,
-    strategy: S,
-    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
-) {
-    let config = Config {
-        cases,
-        rng_seed: RngSeed::Fixed(0x006e_6969_6e75_6964),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    if let Err(e) = TestRunner::new(config).run(&strategy, test) {
-        panic!("{e}");
-    }
-}
+#[path = "../../niin-api/tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
+
+/// This file's inputs (support/fuzz.rs).
+const SEED: u64 = 0x006e_6969_6e75_6964;
 
 /// 124 bytes: random, all zero but a few, or a valid ID with some bytes changed.
 fn internal() -> impl Strategy<Value = [u8; UNIQUEID_PADDING]> {
@@ -73,7 +63,7 @@ fn expected(b: &[u8; UNIQUEID_PADDING]) -> Result<(), UidError> {
 
 #[test]
 fn any_bytes_decode_as_the_layout_says() {
-    fuzz(5000, internal(), |bytes| {
+    fuzz(SEED, 5000, internal(), |bytes| {
         let decoded = Uid::decode(&bytes);
         match (&decoded, expected(&bytes)) {
             (Ok(uid), Ok(())) => {
@@ -108,7 +98,7 @@ fn any_bytes_decode_as_the_layout_says() {
 #[test]
 fn valid_ids_round_trip() {
     let mock = any::<[u8; MOCK_ID_BYTES]>().prop_map(Uid::Mock);
-    fuzz(2000, mock, |uid| {
+    fuzz(SEED, 2000, mock, |uid| {
         prop_assert_eq!(Uid::decode(&uid.encode()), Ok(uid));
         Ok(())
     });
@@ -116,7 +106,7 @@ fn valid_ids_round_trip() {
         prop::collection::vec(any::<u8>(), NCCL_UNIQUE_ID_BYTES),
         any::<bool>(),
     );
-    fuzz(2000, nccl, |(bytes, clear_tail)| {
+    fuzz(SEED, 2000, nccl, |(bytes, clear_tail)| {
         let mut id: [u8; NCCL_UNIQUE_ID_BYTES] = bytes.try_into().unwrap();
         if clear_tail {
             id[PAYLOAD_BYTES..].fill(0);
