@@ -339,10 +339,11 @@ pub(crate) struct CallLog {
 }
 
 impl CallLog {
-    pub(crate) fn new() -> Self {
+    /// A log whose descriptions go to `local_slots` (see the field; null: through `put`).
+    pub(crate) fn new(local_slots: *mut u8) -> Self {
         CallLog {
             seq: (0..CHECKED_TEAMS).map(|_| AtomicU32::new(0)).collect(),
-            local_slots: AtomicPtr::new(std::ptr::null_mut()),
+            local_slots: AtomicPtr::new(local_slots),
             out_of_step: AtomicBool::new(false),
             cause: Mutex::new(String::new()),
         }
@@ -429,18 +430,6 @@ impl World {
         self.inner.check_calls && (team as u32 as usize) < CHECKED_TEAMS
     }
 
-    /// In a world whose every transport is the mock (`mock`), lets [`World::publish_call`]
-    /// store this PE's descriptions with a plain copy into its mapped call area instead
-    /// of the transport's `put` (a GPU transport's pointer would be device memory).
-    pub(crate) fn store_calls_locally(&self, mock: bool) {
-        if !mock || !self.inner.check_calls {
-            return;
-        }
-        let area = SymAddr(self.inner.sys + SYS_CALLS);
-        let ptr = self.inner.transport.peer_ptr(self.my_pe(), area);
-        self.inner.calls.local_slots.store(ptr, Ordering::Relaxed);
-    }
-
     /// Numbers `call` (in place) and writes it into this PE's slot for it; returns its
     /// fingerprint ([`fingerprint_of`]), or `None` when calls on its team are not compared.
     /// (By reference and a word back: this is on the path of every barrier.)
@@ -456,7 +445,7 @@ impl World {
         let local = self.inner.calls.local_slots.load(Ordering::Relaxed);
         if !local.is_null() {
             // SAFETY: `local` is this PE's call area in the mock's mapping
-            // ([`World::store_calls_locally`]), which the transport keeps mapped while this
+            // (`World::assemble_with`), which the transport keeps mapped while this
             // world lives, and the slot of a compared call lies inside the area.
             let slot = unsafe { local.add(slot_index(call) * CALL_SLOT_BYTES) };
             // SAFETY: `slot` is 32 writable bytes (above) that only this PE writes, while

@@ -147,13 +147,11 @@ impl World {
     /// table, [`niin_transport::mock::MockConfig::max_teams`]), destroying them again here:
     /// every member of the parent agreed on the same handles, so every one refuses.
     fn check_team_capacity(&self, op: &'static str, teams: &[TeamId]) -> Result<()> {
-        let Some(max) = self.inner.max_teams else {
-            for &t in teams {
-                self.reset_calls(t);
-            }
-            return Ok(());
-        };
-        let Some(&past) = teams.iter().find(|t| t.0 >= 0 && t.0 as usize >= max) else {
+        let over = self.inner.max_teams.and_then(|max| {
+            let past = teams.iter().find(|t| t.0 >= 0 && t.0 as usize >= max)?;
+            Some((max, *past))
+        });
+        let Some((max, past)) = over else {
             for &t in teams {
                 self.reset_calls(t);
             }

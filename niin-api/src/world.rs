@@ -240,7 +240,7 @@ impl World {
     /// Builds the handle of PE `pe` of a world whose nodes (LSA domains) hold `node_size`
     /// consecutive PEs, and makes the system-area allocation (local and deterministic:
     /// the same offset on every PE without any communication). The transport synchronizes
-    /// team handles `0..max_teams` (`None`: any).
+    /// team handles `0..max_teams` (`None`: any). The callers have validated `config`.
     pub(crate) fn assemble_with(
         id: u64,
         pe: usize,
@@ -250,7 +250,6 @@ impl World {
         node_size: usize,
         max_teams: Option<usize>,
     ) -> Result<World> {
-        config.validate()?;
         let mut heap =
             SymmetricHeap::new(config.heap_size).map_err(|source| Error::Heap { pe, source })?;
         let sys = heap
@@ -261,6 +260,16 @@ impl World {
         let node_size = node_size.clamp(1, n_pes.max(1));
         let layout = WorldLayout::new(to_i32(n_pes), to_i32(pe), to_i32(node_size))
             .map_err(|source| Error::Team { pe, source })?;
+        let mock = transport_is_mock(&transport);
+        let check_calls = config.check_collectives.unwrap_or(mock);
+        // In a mock world this PE publishes its calls with a plain copy into its mapped call
+        // area instead of the transport's `put` (a GPU transport's pointer would be device
+        // memory).
+        let local_slots = if mock && check_calls {
+            transport.peer_ptr(pe, SymAddr(sys + SYS_CALLS))
+        } else {
+            std::ptr::null_mut()
+        };
         let world = World {
             inner: Arc::new(Inner {
                 id,
@@ -272,16 +281,13 @@ impl World {
                 config: config.clone(),
                 finalized: AtomicBool::new(false),
                 registered: Mutex::new(Vec::new()),
-                check_calls: config
-                    .check_collectives
-                    .unwrap_or(transport_is_mock(&transport)),
+                check_calls,
                 busy: AtomicU64::new(0),
-                calls: CallLog::new(),
+                calls: CallLog::new(local_slots),
                 max_teams,
                 transport,
             }),
         };
-        world.store_calls_locally(transport_is_mock(&world.inner.transport));
         // The one predefined team that spans nodes: the transport hears of it as of a split
         // of the world (a GPU world with other nodes gives it an NCCL communicator). The
         // others are the world itself or lie within one node.

@@ -20,6 +20,7 @@ pub mod nccl;
 pub mod ops;
 pub mod probe;
 pub mod router;
+pub mod status;
 pub mod transport;
 
 use enum_dispatch::enum_dispatch;

@@ -10,7 +10,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use niin_transport::mock::{PeEnd, STATUS_FILE_NAME, StatusBoard};
+use niin_transport::status::{PeEnd, STATUS_FILE_NAME, StatusBoard};
 
 use super::cleanup::{HookGuard, RendezvousDir, remove_if_exists, sweep_stale};
 use super::output::{Forwarder, StreamKind};

@@ -69,7 +69,7 @@
 //! one killed by a signal before one that exited, then the lowest rank.
 //!
 //! The status board is the file `pe-status` in the rendezvous directory
-//! ([`niin_transport::mock::StatusBoard`]): how each PE ended, written when it is reaped,
+//! ([`niin_transport::status::StatusBoard`]): how each PE ended, written when it is reaped,
 //! read by the PEs still running.
 //!
 //! A timeout

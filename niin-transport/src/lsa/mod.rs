@@ -132,12 +132,12 @@ use crate::cuda::{
     self, CollKernels, Device, DeviceBuffer, HostKernels, HostPinned, Stream, WaitCond, WaitSpec,
 };
 use crate::error::{Departure, Result, TransportError};
-use crate::mock::{PeEnd, StatusBoard};
 use crate::nccl::{Comm, DeviceMem, Window, WindowFlags};
 use crate::ops::{
     AmoOp, Cmp, DeferredWait, Order, Scalar, SignalOp, StreamHandle, Strided, SymAddr, TeamSplit,
     TeamSync, WaitKind, Width,
 };
+use crate::status::{PeEnd, StatusBoard};
 use crate::transport::Transport;
 
 fn cuda_err(e: cuda::CudaError) -> TransportError {

@@ -12,9 +12,9 @@ use memmap2::MmapMut;
 use super::config::MockConfig;
 use super::peers;
 use super::region::{HeaderField, LAYOUT_VERSION, Layout, MAGIC, PAGE, PeState, Region};
-use super::status::StatusBoard;
 use super::wait::{Backoff, FutexWord, Outcome, Pacing, poll};
 use crate::error::{Departure, Result, TransportError};
+use crate::status::StatusBoard;
 
 /// Prefix of a job file's name; the job id follows.
 pub const JOB_FILE_PREFIX: &str = "niin-mock-";

@@ -82,7 +82,7 @@
 //!   died or every other PE has left.
 //! - Liveness costs no system call: each multi-process PE has a thread that holds its
 //!   life lock (`life.rs`) from attach to finalize; the kernel marks the lock's word when
-//!   the process dies. Under niinrun, the launcher's status board ([`StatusBoard`], in the
+//!   the process dies. Under niinrun, the launcher's status board ([`StatusBoard`](crate::status::StatusBoard), in the
 //!   job's rendezvous directory) says how a dead PE's process ended. Barriers and the
 //!   attach sleep on their word with a futex and are woken by the last arriver; other
 //!   waits sleep at most 1 ms (up to 10 ms with more than 8 PEs per core), so jobs of
@@ -118,7 +118,6 @@ mod life;
 mod memory;
 mod peers;
 mod region;
-pub mod status;
 mod stream;
 mod wait;
 
@@ -133,7 +132,6 @@ pub use config::{
     parse_timeout,
 };
 pub use job::{JOB_FILE_PREFIX, MAX_JOB_ID_LEN, cleanup_job, job_file_path, job_hash};
-pub use status::{PeEnd, STATUS_FILE_NAME, StatusBoard};
 
 use self::life::LifeHolder;
 use self::memory::{SendPtr, check_local, check_shape, copy_bytes, copy_strided};

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use super::life::OWNER_DIED;
 use super::region::{LifeFlag, PeState, Region};
-use super::status::PeEnd;
 use crate::error::{Departure, TransportError};
+use crate::status::PeEnd;
 
 /// How long a PE that found a peer dead waits for the launcher to record how it ended.
 const CAUSE_WAIT: Duration = Duration::from_millis(300);

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use memmap2::MmapMut;
 
 use super::config::MockConfig;
-use super::status::StatusBoard;
 use crate::error::{Result, TransportError};
 use crate::ops::{SymAddr, Width};
+use crate::status::StatusBoard;
 
 /// Alignment of the heaps and of the control region's end: a multiple of every page
 /// size Linux uses (4, 16 and 64 KiB).

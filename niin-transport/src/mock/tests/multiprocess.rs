@@ -9,8 +9,9 @@ use std::time::Instant;
 use super::barrier::rounds_with_checks;
 use super::*;
 use crate::error::{Departure, TransportError};
-use crate::mock::{PeEnd, STATUS_FILE_NAME, StatusBoard, cleanup_job, job_file_path};
+use crate::mock::{cleanup_job, job_file_path};
 use crate::ops::{AmoOp, Cmp, SignalOp, WaitKind};
+use crate::status::{PeEnd, STATUS_FILE_NAME, StatusBoard};
 
 /// Tells a re-executed test binary to act as a PE: `check:job:pe:n_pes`.
 const CHILD_VAR: &str = "NIIN_MOCK_TEST_CHILD";

@@ -6,7 +6,8 @@
 //!
 //! niinrun creates it as [`STATUS_FILE_NAME`] in the job's rendezvous directory
 //! (`NIIN_RENDEZVOUS_DIR`) before it starts the PEs; a PE started by niinrun
-//! (`NIIN_LAUNCHER=niinrun`) maps it at attach ([`StatusBoard::from_env`]). Without it
+//! (`NIIN_LAUNCHER=niinrun`) maps it at attach ([`StatusBoard::from_env`]): the mock
+//! transport's peer checks and the LSA (NCCL) transport's host waits read it. Without it
 //! (another launcher, in-process worlds) everything works the same, with less detail.
 //!
 //! ```text
