@@ -970,6 +970,9 @@ mod tests {
             coll_ll_ring_bytes: 131072,
             lsa_multimem: 1,
             reserved6: 0,
+            world_sync_offset: 0x2_0000_0010,
+            abort_word: 0x7f00_0000_1000usize as *const c_uint,
+            timeout_ns: 60_000_000_000,
         };
         io.set_host_info(&info);
         let word = |at: usize| i32::from_ne_bytes(io.host_info[at..at + 4].try_into().unwrap());
@@ -987,6 +990,10 @@ mod tests {
         assert_eq!(word(168), 16, "coll_ll_slots at 168");
         assert_eq!(word(172), 131072, "coll_ll_ring_bytes at 172");
         assert_eq!(word(176), 1, "lsa_multimem at 176");
+        let at = |a: usize| u64::from_ne_bytes(io.host_info[a..a + 8].try_into().unwrap());
+        assert_eq!(at(184), 0x2_0000_0010, "world_sync_offset at 184");
+        assert_eq!(at(192), 0x7f00_0000_1000, "abort_word at 192");
+        assert_eq!(at(200), 60_000_000_000, "timeout_ns at 200");
         assert!(
             io.host_info[size_of::<NiinHostInfo>()..]
                 .iter()

@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 6;
+pub const MODULE_ABI_VERSION: c_uint = 7;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -183,6 +183,15 @@ pub struct NiinHostInfo {
     pub lsa_multimem: c_int,
     /// Zero (keeps the struct a multiple of 8 bytes).
     pub reserved6: c_uint,
+    /// Heap offset of the barrier words of the world and LSA-team device barriers:
+    /// `barrier_count` slots of 16 bytes, zero at init (ABI 7; `niin/impl/sync_impl.h`).
+    pub world_sync_offset: u64,
+    /// Device address of the watchdog's mapped host word (0, or 1 + a PE that died), which
+    /// device barriers poll while they wait; NULL where the world has no watchdog (ABI 7).
+    pub abort_word: *const c_uint,
+    /// `NIIN_TIMEOUT` in nanoseconds: how long a device barrier waits before it stops the
+    /// kernel naming the PEs that did not arrive (ABI 7).
+    pub timeout_ns: u64,
 }
 
 /// A module's `create_dev_comm` hook.
@@ -228,7 +237,10 @@ pub struct NiinModuleHooks {
 }
 
 const _: () = {
-    assert!(size_of::<NiinHostInfo>() == 184);
+    assert!(size_of::<NiinHostInfo>() == 208);
+    assert!(std::mem::offset_of!(NiinHostInfo, world_sync_offset) == 184);
+    assert!(std::mem::offset_of!(NiinHostInfo, abort_word) == 192);
+    assert!(std::mem::offset_of!(NiinHostInfo, timeout_ns) == 200);
     assert!(std::mem::offset_of!(NiinHostInfo, lsa_multimem) == 176);
     assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_offset) == 160);
     assert!(std::mem::offset_of!(NiinHostInfo, coll_ll_slots) == 168);
@@ -808,6 +820,8 @@ struct Attached {
     teams: DeviceTable,
     /// The registered buffers' table (ABI 4).
     registered: DeviceTable,
+    /// The device barrier words (`info.world_sync_offset`; ABI 7), held until finalize.
+    _world_sync: niin_api::SymBuffer<u64>,
     groups: Vec<Group>,
     runtime: NcclVersion,
     library: String,
@@ -1131,6 +1145,9 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         coll_ll_ring_bytes: 0,
         lsa_multimem: 0,
         reserved6: 0,
+        world_sync_offset: 0,
+        abort_word: std::ptr::null(),
+        timeout_ns: 0,
     }
 }
 
@@ -1170,7 +1187,21 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     teams.publish(&DeviceTable::team_bytes(&world.device_team_table()))?;
     let registered = DeviceTable::new(&parts, REGISTERED_SLOTS * 16, "registered-buffer table")?;
     registered.publish(&DeviceTable::registered_bytes(world))?;
+    // The barrier words of the world and LSA-team device barriers: a zeroed symmetric block
+    // allocated here, by every PE at the end of init (so at the same offset everywhere).
+    let world_sync = world
+        .calloc::<u64>(2 * settings.barrier_count as usize)
+        .map_err(|e| {
+            FfiError::Os(format!(
+                "allocating the device barrier words ({} slots of 16 bytes, \
+                 {BARRIER_CTAS_VAR}) in the symmetric heap: {e}",
+                settings.barrier_count
+            ))
+        })?;
     let mut info = host_info(&parts, world.n_pes(), settings);
+    info.world_sync_offset = world_sync.offset();
+    info.abort_word = parts.abort_word as *const c_uint;
+    info.timeout_ns = u64::try_from(world.config().timeout.as_nanos()).unwrap_or(u64::MAX);
     info.team_slots = DEVICE_TEAM_SLOTS as c_int;
     info.team_table = teams.device.ptr() as *mut c_void;
     info.team_sync_offset = world.team_sync_offset();
@@ -1198,6 +1229,7 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
     reg.attached = Some(Attached {
         teams,
         registered,
+        _world_sync: world_sync,
         info,
         groups: Vec::new(),
         runtime: nccl.version(),

@@ -28,6 +28,10 @@
 #                                 bandwidth, malloc + free (issue 14)
 #   coll_smoke_231[_dbg]          one collective of each kind, a host watchdog naming a hung
 #                                 step (_dbg: -DNIIN_DEBUG_LL=1, stuck LL waits printed)
+#   peer_death_device_{231,228}   a PE killed (or stalled) while the others wait in a device
+#                                 barrier: their kernels stop naming it (issue 15 part 7)
+#   barrier_lat_niin              device barrier latency (nvshmem_barrier_all, sync_all,
+#                                 their _block forms); barrier_lat_nvshmem the same source
 # NVSHMEM 3.4.5 programs (-rdc=true, rpath: the GPU machine's NVSHMEM in the torch venv):
 #   device_rma_nvshmem, putmem_block_bw_nvshmem, latency_nvshmem
 #   coll_bw_nvshmem, host_bench_nvshmem
@@ -128,6 +132,12 @@ job host_bench_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/incl
     -o "$OUTD/host_bench_nvshmem"
 niin coll_smoke_231 2.31.2 tests/gpu/coll_smoke.cu
 niin coll_smoke_dbg_231 2.31.2 -DNIIN_DEBUG_LL=1 tests/gpu/coll_smoke.cu
+niin peer_death_device_231 2.31.2 tests/gpu/peer_death_device.cu
+niin peer_death_device_228 2.28.3 tests/gpu/peer_death_device.cu
+niin barrier_lat_niin 2.31.2 tests/gpu/barrier_lat.cu
+job barrier_lat_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -I"$NVS/include" \
+    tests/gpu/barrier_lat.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
+    -o "$OUTD/barrier_lat_nvshmem"
 job coll_bw_nvshmem "$NVCC" -std=c++17 -O2 -arch=sm_90 -rdc=true -DTEST_NVSHMEM -I"$NVS/include" \
     tests/gpu/coll_bw.cu -L"$NVS/lib" -lnvshmem_host -lnvshmem_device -Xlinker -rpath="$NVS_REMOTE" \
     -o "$OUTD/coll_bw_nvshmem"

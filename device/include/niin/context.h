@@ -123,6 +123,16 @@ struct niin_device_context {
                                        zeroed by the library at init and team destroy */
     unsigned int coll_ll_slots;     /* team handles with an LL slot (0: no LL path) */
     unsigned int coll_ll_ring;      /* bytes of each slot's ring */
+    /* appended in module ABI 7 */
+    size_t world_sync_off;          /* heap offset of the barrier words of NVSHMEM_TEAM_WORLD
+                                       and the LSA team: barrier_count slots of 16 bytes, slot
+                                       i for CTA index i (niin/impl/sync_impl.h); zero at init */
+    const volatile unsigned int *abort_word; /* mapped host word of libnvshmem_host's
+                                       watchdog: 0, or 1 + a PE that died (niinrun's status
+                                       board); device barriers stop when it is set. NULL: no
+                                       watchdog */
+    unsigned long long timeout_ns;  /* NIIN_TIMEOUT in ns: device barriers stop after it,
+                                       naming the PEs that did not arrive (0: never) */
 };
 
 #include "niin/impl/context_impl.h"

@@ -114,6 +114,7 @@ mod flat_layout;
 pub use coll::{HOST_COLL_VAR, HostCollPath};
 mod registered;
 mod stream_barrier;
+mod watchdog;
 
 use flat_layout::FlatLayout;
 pub use flat_layout::{PEER_ADDRESSES_VAR, PeerAddresses};
@@ -140,7 +141,7 @@ use crate::ops::{
 use crate::status::{PeEnd, StatusBoard};
 use crate::transport::Transport;
 
-fn cuda_err(e: cuda::CudaError) -> TransportError {
+pub(crate) fn cuda_err(e: cuda::CudaError) -> TransportError {
     TransportError::Gpu {
         what: e.to_string(),
     }
@@ -349,6 +350,9 @@ pub struct LsaTransport {
     /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
     /// with PEs on other nodes"); dropped before the world's.
     team_comms: Mutex<HashMap<i32, Comm>>,
+    /// Under niinrun, the thread that tells device barriers a PE died (`watchdog.rs`);
+    /// stopped before the communicator it holds a handle of is released.
+    watchdog: Option<watchdog::Watchdog>,
     // Held for their Drop, in this order: the registered buffers (their aliases and
     // windows), the heap's window before the memory it maps, the comm last.
     registered: Registered,
@@ -467,6 +471,10 @@ impl LsaTransport {
         unsafe { cuda::memcpy_sync(bases_on_device.ptr(), table.as_ptr() as u64, 8 * n_pes) }
             .map_err(cuda_err)?;
         let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
+        let watchdog = match StatusBoard::from_env(n_pes) {
+            Some(board) => Some(watchdog::Watchdog::start(&device, board, pe, comm.clone())?),
+            None => None,
+        };
         Ok(LsaTransport {
             pe,
             n_pes,
@@ -490,6 +498,7 @@ impl LsaTransport {
             from_descriptor,
             finalized: AtomicBool::new(false),
             status: StatusBoard::from_env(n_pes),
+            watchdog,
             registered,
             window: Arc::new(window),
             heap,

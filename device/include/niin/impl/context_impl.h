@@ -107,7 +107,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 6u
+#define NIIN_MODULE_ABI_VERSION 7u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -153,6 +153,16 @@ typedef struct niin_host_info {
                                        (ncclDevCommRequirements.lsaMultimem: NVLS, used by
                                        niin/impl/coll_multimem_impl.h) */
     unsigned int reserved6;         /* zero */
+    /* ABI 7 */
+    unsigned long long world_sync_offset; /* heap offset of the device barrier words of
+                                             NVSHMEM_TEAM_WORLD and the LSA team:
+                                             barrier_count slots of 16 bytes
+                                             (niin/impl/sync_impl.h) */
+    const volatile unsigned int *abort_word; /* device address of a mapped host word that
+                                                libnvshmem_host's watchdog sets to a dead
+                                                PE + 1 (0: none died); NULL: no watchdog */
+    unsigned long long timeout_ns;  /* NIIN_TIMEOUT in ns: a device barrier gives up after
+                                       it (0: waits for ever) */
 } niin_host_info;
 
 /* What a TU registers. Each function returns 0, or non-zero after writing why into err
@@ -190,7 +200,11 @@ void niin_unregister_module(const niin_module_hooks *hooks);
 NIIN_END_C_DECLS
 
 #if defined(__LP64__)
-NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 184, "niin_host_info is 184 bytes (LP64)");
+NIIN_STATIC_ASSERT(sizeof(niin_host_info) == 208, "niin_host_info is 208 bytes (LP64)");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, world_sync_offset) == 184,
+                   "niin_host_info.world_sync_offset at 184");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, abort_word) == 192, "niin_host_info.abort_word at 192");
+NIIN_STATIC_ASSERT(offsetof(niin_host_info, timeout_ns) == 200, "niin_host_info.timeout_ns at 200");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, lsa_multimem) == 176,
                    "niin_host_info.lsa_multimem at 176");
 NIIN_STATIC_ASSERT(offsetof(niin_host_info, coll_ll_offset) == 160,
@@ -258,6 +272,9 @@ static inline __host__ __device__ void niin_context_from_info(const niin_host_in
     ctx->coll_ll_ring = info->coll_ll_ring_bytes;
     ctx->gin_loopback = info->gin_loopback != 0;
     if (ctx->gin_loopback) ctx->gin_enabled = 1;
+    ctx->world_sync_off = static_cast<size_t>(info->world_sync_offset);
+    ctx->abort_word = info->abort_word;
+    ctx->timeout_ns = info->timeout_ns;
 }
 
 /* Fills `table` (lsa_size entries) with, for each LSA peer of `ctx`, the distance from the

@@ -3,11 +3,11 @@
  *
  * Part of niin-rs (NVSHMEM implemented over NCCL). Internal.
  *
- * What the barriers need from the device communicator (created by the per-module hook
- * of niin/context.h): lsaBarrierCount >= barrier_count always (NCCL's LSA barrier session);
- * with more than one LSA team also GIN signals (ginSignalCount >= barrier_count: the rail
- * barrier of the GIN proxy, niin/impl/gin_proxy_impl.h). A barrier of a team of one PE
- * needs none of it.
+ * The barriers are niin-rs's own counting barriers ("counting barriers" below), not NCCL's
+ * LSA barrier sessions: NCCL's wait neither times out nor stops for a dead PE before 2.31,
+ * and never says who is missing. With more than one LSA team a world barrier also needs GIN
+ * signals (ginSignalCount >= barrier_count: the rail barrier of the GIN proxy,
+ * niin/impl/gin_proxy_impl.h). A barrier of a team of one PE needs none of it.
  */
 #ifndef NIIN_IMPL_SYNC_IMPL_H
 #define NIIN_IMPL_SYNC_IMPL_H
@@ -40,32 +40,48 @@ __device__ __noinline__ void rail_barrier(const niin_device_context *c, unsigned
 constexpr const char *kInvalidTeam = "NVSHMEM_TEAM_INVALID is not a team";
 constexpr const char *kNotTeamMember = "this PE is not a member of the team";
 constexpr const char *kNoBarriers =
-    "this module's NCCL device communicator was created without barriers (barrier_count 0)";
+    "this module's context has no world barrier slots (barrier_count 0)";
 constexpr const char *kNoWorldBarrier =
     "a barrier of all PEs across LSA teams needs the GIN proxy (NCCL headers >= 2.28.7, a world "
     "with GIN, and NIIN_DEVICE_GIN not 0)";
 
-/* ---- barriers of the other teams ---------------------------------------------------------
+/* ---- counting barriers -------------------------------------------------------------------
  *
- * Teams other than WORLD and this PE's LSA team (SHARED, NODE), which have NCCL's barriers:
- * split teams and the predefined SAME_MYPE_NODE, SAME_GPU and GPU_LEADERS. NCCL's barriers
- * are per devComm (world, LSA team, rail), not per team, so these count arrivals in the
- * team's slot of the library's system area: 16 bytes at heap offset c.team_sync_off +
- * 16 * handle, word 0 the arrivals of the other members at this PE, word 1 the barriers this
- * PE began. The k-th barrier of a team: each member adds 1 to word 0 of every other member
- * (a release at system scope: for an LSA peer a red.add through its mapping, for a PE that
- * only GIN reaches a signal ADD through the GIN proxy), then waits until its own word 0
- * reaches k * (size - 1) (acquire). The counts only grow; libnvshmem_host zeroes a slot when
- * the team of its handle is destroyed (niin-api World::team_destroy says why no arrival can
- * be lost to that). As with NVSHMEM's team collectives, one barrier of a team at a time per
- * PE: one thread, warp or block. Teams of any membership work, several PEs per GPU included;
- * the wait has no timeout (NVSHMEM's has none either). */
+ * Every device barrier counts arrivals in 16-byte slots of the library's system area: word 0
+ * the arrivals of the other members at this PE, word 1 the barriers this PE began on the
+ * slot. The k-th barrier on a slot: each member adds 1 to word 0 of every other member's
+ * slot (a release at system scope: for an LSA peer a red.add through its mapping, for a PE
+ * that only GIN reaches a signal ADD through the GIN proxy), then waits until its own word 0
+ * reaches k * (size - 1) (acquire). The counts only grow.
+ *
+ * Slots: NVSHMEM_TEAM_WORLD and this PE's LSA team (NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE)
+ * share barrier_count slots at c.world_sync_off, slot i for the CTA index i (so that up to
+ * barrier_count CTAs may be in a world barrier at once, NIIN_BARRIER_CTAS); every other
+ * team (split teams, SAME_MYPE_NODE, SAME_GPU, GPU_LEADERS) has the slot of its handle at
+ * c.team_sync_off + 16 * handle, which libnvshmem_host zeroes when the team of the handle is
+ * destroyed (niin-api World::team_destroy says why no arrival can be lost to that). As with
+ * NVSHMEM's team collectives, one barrier of a team at a time per PE (per CTA index for the
+ * world): one thread, warp or block. Teams of any membership work, several PEs per GPU
+ * included.
+ *
+ * The wait is not blind (NVSHMEM's is): every 1024 polls the waiting thread calls
+ * barrier_stalled, which stops the kernel with one NIIN: line when libnvshmem_host's watchdog
+ * has seen a PE die (niinrun's status board; c.abort_word) or when the wait has lasted
+ * NIIN_TIMEOUT (c.timeout_ns), naming the members that never began this barrier. The check
+ * costs nothing while barriers complete: the fast path is the poll loop with a counter. */
 
 /* This PE's barrier words of `team` (a handle below team_slots). */
 __device__ __forceinline__ unsigned long long *team_sync_words(const niin_device_context &c,
                                                                nvshmem_team_t team) {
     return reinterpret_cast<unsigned long long *>(c.heap_base + c.team_sync_off +
                                                   16 * static_cast<size_t>(team));
+}
+
+/* This PE's barrier words of the world and LSA-team barriers of CTA index `index`. */
+__device__ __forceinline__ unsigned long long *world_sync_words(const niin_device_context &c,
+                                                                unsigned int index) {
+    return reinterpret_cast<unsigned long long *>(c.heap_base + c.world_sync_off +
+                                                  16 * static_cast<size_t>(index));
 }
 
 /* One arrival at world PE `pe`'s word 0 of the slot at symmetric `words`. */
@@ -79,8 +95,119 @@ __device__ __forceinline__ void team_arrive(const char *fn, const niin_device_co
                          static_cast<uint64_t>(1), static_cast<int>(NVSHMEM_SIGNAL_ADD), pe);
 }
 
-/* The counting barrier of `team` by every thread of `coop` (entered together; complete: a
- * quiet first): the group's threads share the arrivals, its first thread waits. */
+/* The members of a counting barrier: world PEs first + k * stride for k < size; this PE is
+ * member me. */
+struct BarrierMembers {
+    int first, stride, size, me;
+};
+
+/* Appends decimal `v` to `out` at `*at` (room permitting: the last byte stays for a NUL). */
+__device__ __forceinline__ void append_int(char *out, int cap, int *at, int v) {
+    char digits[12];
+    int n = 0;
+    unsigned int u = v < 0 ? 0u - static_cast<unsigned int>(v) : static_cast<unsigned int>(v);
+    do {
+        digits[n++] = static_cast<char>('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0 && *at < cap - 1) out[(*at)++] = '-';
+    while (n > 0 && *at < cap - 1) out[(*at)++] = digits[--n];
+}
+
+__device__ __forceinline__ void append_text(char *out, int cap, int *at, const char *text) {
+    while (*text != '\0' && *at < cap - 1) out[(*at)++] = *text++;
+}
+
+/* The nanosecond clock of the GPU (the same on every SM). */
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* A stalled barrier wait (see "counting barriers" above): called by the waiting thread every
+ * 1024 polls with the wait's start (0 the first time), returns it (the clock then). Prints
+ * one NIIN: line and stops the kernel (__trap(): the host sees cudaErrorLaunchFailure at its
+ * next synchronization) when the watchdog reports a dead PE, or once NIIN_TIMEOUT has
+ * passed; the timeout's line names the members whose word 1 (the barriers they began) is
+ * below `epoch`: those never reached this barrier. Members that only GIN reaches cannot be
+ * read from here and are counted apart. Out of line: the poll loop stays small. */
+template <int = 0>
+__device__ __noinline__ unsigned long long barrier_stalled(const niin_device_context *c,
+                                                           const char *fn,
+                                                           const unsigned long long *words,
+                                                           unsigned long long epoch,
+                                                           BarrierMembers m,
+                                                           unsigned long long start) {
+    const unsigned long long now = global_ns();
+    if (c->abort_word != nullptr) {
+        const unsigned int dead = *c->abort_word;
+        if (dead != 0) {
+            printf("NIIN: PE %d: %s: PE %u died (libnvshmem_host's watchdog read it on niinrun's "
+                   "status board); this kernel stops here (block %u) and nvshmem_finalize "
+                   "aborts the NCCL communicator\n",
+                   c->my_pe, fn, dead - 1, blockIdx.x);
+            __trap();
+        }
+    }
+    if (start == 0) return now;
+    if (c->timeout_ns == 0 || now - start < c->timeout_ns) return start;
+    char missing[160];
+    int at = 0, named = 0, unread = 0;
+    for (int k = 0; k < m.size; ++k) {
+        if (k == m.me) continue;
+        const int pe = m.first + k * m.stride;
+        const char *peer = lsa_address_near(*c, words + 1, pe);
+        if (peer == nullptr) {
+            ++unread;
+            continue;
+        }
+        const unsigned long long began = *reinterpret_cast<const volatile unsigned long long *>(peer);
+        if (began >= epoch) continue;
+        if (named++ < 16) {
+            if (named > 1) append_text(missing, sizeof missing, &at, " ");
+            append_int(missing, sizeof missing, &at, pe);
+        } else if (named == 17) {
+            append_text(missing, sizeof missing, &at, " ...");
+        }
+    }
+    missing[at] = '\0';
+    printf("NIIN: PE %d: %s: timed out after %.1f s (NIIN_TIMEOUT) with %llu of %d PEs arrived; "
+           "not arrived: %s%s (%d PE(s) reached only through GIN not checked); this kernel "
+           "stops here (block %u)\n",
+           c->my_pe, fn, static_cast<double>(now - start) * 1e-9,
+           load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) - (epoch - 1) *
+                   static_cast<unsigned long long>(m.size - 1) + 1,
+           m.size, named == 0 ? "none found" : "PE ", missing, unread, blockIdx.x);
+    __trap();
+    return start;
+}
+
+/* The counting barrier of `m` on the slot at `words`, by every thread of `coop` (entered
+ * together, after the caller's sync): the group's threads share the arrivals, its first
+ * thread waits (watching for a stall). */
+template <typename Coop>
+__device__ __forceinline__ void counting_barrier(Coop coop, const char *fn,
+                                                 const niin_device_context &c,
+                                                 unsigned long long *words, BarrierMembers m) {
+    for (int i = coop.thread_rank(); i < m.size - 1; i += coop.size())
+        team_arrive(fn, c, words, m.first + ((m.me + 1 + i) % m.size) * m.stride);
+    if (coop.thread_rank() == 0) {
+        const unsigned long long epoch = words[1] + 1;
+        words[1] = epoch;
+        const unsigned long long target = epoch * static_cast<unsigned long long>(m.size - 1);
+        unsigned int polls = 0;
+        unsigned long long start = 0;
+        while (load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) < target) {
+            if ((++polls & 1023u) == 0) start = barrier_stalled(&c, fn, words, epoch, m, start);
+            __nanosleep(32);
+        }
+    }
+    coop.sync();
+}
+
+/* The barrier of a team other than WORLD and the LSA team, by every thread of `coop`
+ * (complete: a quiet first). */
 template <typename Coop>
 __device__ __noinline__ void team_counting_barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                                   bool complete) {
@@ -93,42 +220,26 @@ __device__ __noinline__ void team_counting_barrier(Coop coop, const char *fn, nv
     }
     const int me = team_index_of(t, c.my_pe);
     if (me < 0) usage_error(fn, kNotTeamMember);
-    unsigned long long *words = team_sync_words(c, team);
     coop.sync();
     if (complete) {
         if (coop.thread_rank() == 0) quiet_thread(c);
         coop.sync();
     }
-    for (int i = coop.thread_rank(); i < t.size - 1; i += coop.size())
-        team_arrive(fn, c, words, t.start + ((me + 1 + i) % t.size) * t.stride);
-    if (coop.thread_rank() == 0) {
-        const unsigned long long epoch = words[1] + 1;
-        words[1] = epoch;
-        const unsigned long long target = epoch * static_cast<unsigned long long>(t.size - 1);
-        while (load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) < target)
-            __nanosleep(32);
-    }
-    coop.sync();
+    counting_barrier(coop, fn, c, team_sync_words(c, team),
+                     BarrierMembers{t.start, t.stride, t.size, me});
 }
 
 /* Barrier (complete = true: quiet first and GIN's completing fence) or sync (false) of
  * NVSHMEM_TEAM_WORLD or this PE's LSA team (NVSHMEM_TEAM_SHARED, NVSHMEMX_TEAM_NODE), by
- * every thread of `coop`. Out of line: one body per scope; a scope NCCL cannot count (a
- * 2-D or 3-D block, a warpgroup) runs the thread-scope body in its first thread. */
+ * every thread of `coop`, on the world slot of this CTA's index. Out of line: one body per
+ * scope. */
 template <typename Coop>
 __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t team,
                                      bool complete) {
     const niin_device_context &c = context(fn);
     const bool lsa_team = team != NVSHMEM_TEAM_WORLD;
-    if (!nccl_counts(coop)) {
-        coop.sync();
-        if (coop.thread_rank() == 0) barrier(ScopeThread(), fn, team, complete);
-        coop.sync();
-        return;
-    }
     if (c.barrier_count == 0) usage_error(fn, kNoBarriers);
     const uint32_t index = cta_index() % c.barrier_count;
-    auto nccl_coop = nccl_coop_of(coop);
     coop.sync();
     if (complete) {
         __threadfence_system();
@@ -137,15 +248,14 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
             coop.sync();
         }
     }
+    const BarrierMembers lsa{c.my_pe - c.team_lsa_rank, 1, c.barrier_lsa_size, c.team_lsa_rank};
     if ((lsa_team ? c.barrier_lsa_size : c.n_pes) == 1) {
         /* A team of one PE: nothing to wait for but this group (the syncs around), and the
-         * ordering NCCL's barrier would give. Also what a one-PE world without a devComm
+         * ordering a barrier gives. Also what a one-PE world without a devComm
          * (has_dev_comm = 0, niin/context.h) relies on. */
         __threadfence();
     } else if (lsa_team || c.barrier_lsa_size == c.n_pes) {
-        ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
-                                                       index);
-        bar.sync(nccl_coop, cuda::memory_order_acq_rel);
+        counting_barrier(coop, fn, c, world_sync_words(c, index), lsa);
     } else {
         /* Across LSA teams: the LSA team meets, its PEs meet their rail peers (the PEs of
          * the same LSA rank on the other LSA teams) through the GIN proxy, and the LSA team
@@ -154,16 +264,13 @@ __device__ __noinline__ void barrier(Coop coop, const char *fn, nvshmem_team_t t
             not_implemented(coop, fn, kNoWorldBarrier);
             return;
         }
-        ncclLsaBarrierSession<decltype(nccl_coop)> bar(nccl_coop, c.dev_comm, ncclTeamTagLsa{},
-                                                       index);
-        bar.sync(nccl_coop, cuda::memory_order_acq_rel);
-        coop.sync();
+        unsigned long long *words = world_sync_words(c, index);
+        counting_barrier(coop, fn, c, words, lsa);
         if (coop.thread_rank() == 0) call_out_of_line_direct<&rail_barrier<0>>(&c, index);
         coop.sync();
-        bar.sync(nccl_coop, cuda::memory_order_acq_rel);
+        counting_barrier(coop, fn, c, words, lsa);
     }
     coop.sync();
-    return;
 }
 
 /* nvshmem_barrier(team) / nvshmem_team_sync(team) at any scope: NCCL's barriers for WORLD
