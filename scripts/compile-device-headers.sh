@@ -157,5 +157,6 @@ for entry in "${jobs[@]}"; do
         status=1
     fi
 done
+"$root/scripts/compile-examples.sh" "$last" || status=1 # examples/cuda/*.cu, newest NCCL
 echo "     $((SECONDS - start)) s, $jobs_max jobs at a time"
 exit $status

@@ -154,3 +154,20 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rings_on_the_mock() {
+        let o = Options {
+            pes: Some(3),
+            bytes: 256,
+            rounds: 20,
+        };
+        for n in [1, 2, 3] {
+            run_in_process(n, &WorldConfig::default(), |w| ring(w, &o)).unwrap();
+        }
+    }
+}

@@ -19,7 +19,7 @@ use crate::types::RmaType;
 
 /// A symmetric allocation of `len` elements of `T`, made collectively by
 /// [`crate::World::malloc`] and friends. Not `Clone`: it stands for the allocation, which
-/// [`crate::World::free`] consumes. See the module docs on freeing.
+/// [`crate::World::free`] consumes. See the [module docs](crate::buffer) on freeing.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SymBuffer<T: RmaType> {
     pub(crate) slice: SymSlice<T>,

@@ -232,7 +232,6 @@ impl CollectiveCall {
         } else {
             format!("team {}, ", self.team)
         };
-        let i = |v: u64| v as i64;
         match self.kind {
             CollectiveKind::Malloc => format!("nvshmem_malloc({a})"),
             CollectiveKind::Calloc => format!("nvshmem_calloc({a}, {b})"),
@@ -245,16 +244,11 @@ impl CollectiveCall {
             CollectiveKind::Barrier => format!("nvshmem_barrier(team {})", self.team),
             CollectiveKind::SplitStrided => format!(
                 "nvshmem_team_split_strided(parent {}, start {}, stride {}, size {})",
-                self.team,
-                i(a),
-                i(b),
-                i(c)
+                self.team, a, b, c
             ),
-            CollectiveKind::Split2d => format!(
-                "nvshmem_team_split_2d(parent {}, xrange {})",
-                self.team,
-                i(a)
-            ),
+            CollectiveKind::Split2d => {
+                format!("nvshmem_team_split_2d(parent {}, xrange {})", self.team, a)
+            }
             CollectiveKind::TeamDestroy => format!("nvshmem_team_destroy(team {})", self.team),
             CollectiveKind::CheckSymmetry => "check_symmetry()".to_string(),
             CollectiveKind::Finalize => "nvshmem_finalize()".to_string(),
@@ -570,7 +564,8 @@ impl World {
             let log = &self.inner.calls;
             let mut cause = log.cause.lock().unwrap_or_else(|e| e.into_inner());
             if !log.out_of_step.load(Ordering::Acquire) {
-                *cause = error.to_string();
+                // Quoted inside this PE's OutOfStep message: without its own `PE n: `.
+                *cause = crate::error::without_pe(self.my_pe(), &error.to_string()).to_owned();
                 log.out_of_step.store(true, Ordering::Release);
             }
         }
@@ -861,11 +856,11 @@ mod tests {
             kind: CollectiveKind::SplitStrided,
             team: 0,
             seq: 3,
-            args: [1, 2, (-1i64) as u64],
+            args: [1, 2, 3],
         };
         assert_eq!(
             split.signature(),
-            "nvshmem_team_split_strided(parent 0, start 1, stride 2, size -1)"
+            "nvshmem_team_split_strided(parent 0, start 1, stride 2, size 3)"
         );
         assert_eq!(
             from_busy_word(busy_word(&split)),

@@ -9,7 +9,7 @@
 //! | `NIIN_TIMEOUT` | seconds a wait or barrier may take before it is an error | 60 |
 //! | `NIIN_CHECK_SYMMETRY` | `0`/`1`: compare allocation fingerprints across PEs at every collective allocation | `1` in debug builds, `0` in release |
 //! | `NIIN_MOCK_NODE_SIZE` | PEs per simulated node in the mock (PEs of one node are LSA peers) | all PEs on one node |
-//! | `NIIN_CHECK_COLLECTIVES` | `0`/`1`: compare every blocking collective call across its PEs (`crate::check`) | `1` on the mock, `0` on NCCL |
+//! | `NIIN_CHECK_COLLECTIVES` | `0`/`1`: compare every blocking collective call across its PEs ([`crate::check`]) | `1` on the mock, `0` on NCCL |
 //!
 //! A malformed value is an error that names the variable and the value; nothing falls
 //! back to a default silently.
@@ -48,8 +48,9 @@ impl TransportKind {
     }
 }
 
-/// Configuration of a world. Build it with [`WorldConfig::default`] (for in-process
-/// worlds and tests) or [`WorldConfig::from_env`] (what SPMD init uses).
+/// Configuration of a world. Build it with [`WorldConfig::default`] (fixed defaults, no
+/// environment: for in-process worlds and tests) or [`WorldConfig::from_env`] (the
+/// environment, checked: what SPMD init uses).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorldConfig {
     /// The transport to use.
@@ -72,7 +73,10 @@ pub struct WorldConfig {
 }
 
 impl Default for WorldConfig {
-    /// Mock transport, 16 MiB heaps, 60 s timeout, symmetry checks in debug builds.
+    /// Mock transport, 16 MiB heaps, 60 s timeout, symmetry checks in debug builds,
+    /// collective checks by transport. Pure defaults: no environment variable is read
+    /// (`NIIN_TIMEOUT`, `NVSHMEM_SYMMETRIC_SIZE`, ... are [`WorldConfig::from_env`]'s), so
+    /// a test or an in-process world behaves the same whatever the shell has set.
     fn default() -> Self {
         WorldConfig {
             transport: TransportKind::Mock,
@@ -98,7 +102,13 @@ pub mod vars {
 }
 
 impl WorldConfig {
-    /// Reads the configuration from the process environment (see the module docs).
+    /// Reads the configuration from the process environment: the variables of the
+    /// [`config`](crate::config) table (`NIIN_TRANSPORT`, `NVSHMEM_SYMMETRIC_SIZE`,
+    /// `NIIN_TIMEOUT`, `NIIN_CHECK_SYMMETRY`, `NIIN_MOCK_NODE_SIZE`,
+    /// `NIIN_CHECK_COLLECTIVES`), the same that [`World::init`](crate::World::init) and the
+    /// C ABI's `nvshmem_init` read. An unset variable takes its default; a malformed value
+    /// (`NIIN_TIMEOUT=abc`, not UTF-8, ...) is an [`Error::Config`] or
+    /// [`Error::HeapSize`] naming the variable and the value, never a silent default.
     pub fn from_env() -> Result<WorldConfig> {
         Self::from_lookup(env_lossy)
     }
@@ -314,6 +324,88 @@ mod tests {
             w.free(b)
         })
         .unwrap();
+    }
+
+    /// Every variable: a good value sets its field, a malformed one is an error naming the
+    /// variable and the value, and unset leaves the default (as `WorldConfig::default`
+    /// where the two agree; the heap's default is NVSHMEM's 256 MiB).
+    #[test]
+    fn each_variable_good_bad_and_unset() {
+        type Check = fn(&WorldConfig) -> bool;
+        let d = WorldConfig::default();
+        let cases: [(&str, &str, Check, &str, Check); 6] = [
+            (
+                "NIIN_TRANSPORT",
+                "nccl",
+                |c| c.transport == TransportKind::Nccl,
+                "gpu",
+                |c| c.transport == TransportKind::Auto,
+            ),
+            (
+                "NVSHMEM_SYMMETRIC_SIZE",
+                "32M",
+                |c| c.heap_size == 32 << 20,
+                "lots",
+                |c| c.heap_size == niin_heap::DEFAULT_SYMMETRIC_SIZE,
+            ),
+            (
+                "NIIN_TIMEOUT",
+                "0.25",
+                |c| c.timeout == Duration::from_millis(250),
+                "abc",
+                |c| c.timeout == Duration::from_secs(60),
+            ),
+            (
+                "NIIN_CHECK_SYMMETRY",
+                "off",
+                |c| !c.check_symmetry,
+                "2",
+                |c| c.check_symmetry == cfg!(debug_assertions),
+            ),
+            (
+                "NIIN_MOCK_NODE_SIZE",
+                "3",
+                |c| c.mock_node_size == Some(3),
+                "-3",
+                |c| c.mock_node_size.is_none(),
+            ),
+            (
+                "NIIN_CHECK_COLLECTIVES",
+                "0",
+                |c| c.check_collectives == Some(false),
+                "yes please",
+                |c| c.check_collectives.is_none(),
+            ),
+        ];
+        for (var, good, set, bad, unset) in cases {
+            let c = cfg(&[(var, good)]).unwrap_or_else(|e| panic!("{var}={good}: {e}"));
+            assert!(set(&c), "{var}={good} gives {c:?}");
+            let e = cfg(&[(var, bad)]).unwrap_err();
+            assert!(
+                matches!(e, Error::Config(_) | Error::HeapSize(_)),
+                "{var}={bad}: {e:#?}"
+            );
+            let msg = e.to_string();
+            assert!(msg.contains(var) && msg.contains(bad), "{var}={bad}: {msg}");
+            let c = cfg(&[]).unwrap();
+            assert!(unset(&c), "{var} unset gives {c:?}");
+        }
+        // Unset, the fields WorldConfig::default also fixes agree with it.
+        let c = cfg(&[]).unwrap();
+        assert_eq!(
+            (
+                c.timeout,
+                c.check_symmetry,
+                c.mock_node_size,
+                c.check_collectives
+            ),
+            (
+                d.timeout,
+                d.check_symmetry,
+                d.mock_node_size,
+                d.check_collectives
+            )
+        );
     }
 
     #[test]

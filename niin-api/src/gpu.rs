@@ -29,7 +29,7 @@ pub(crate) enum UidSource<'a> {
 }
 
 fn gpu(pe: usize, what: impl std::fmt::Display) -> Error {
-    Error::TransportUnavailable(format!("PE {pe}: {what}"))
+    Error::TransportUnavailable(crate::error::with_pe(pe, what))
 }
 
 /// A fresh NCCL unique id, for `nvshmemx_get_uniqueid` on the NCCL transport.

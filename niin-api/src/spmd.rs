@@ -395,6 +395,49 @@ mod tests {
         );
     }
 
+    /// The root cause wins even when a consequence is first in time: PE 1 leaves the world
+    /// at once, PE 0's barrier reports "PE 1 has finalized" and ends, and only later does
+    /// PE 1 return its own error (or panic). The result is PE 1's.
+    #[test]
+    fn the_root_cause_wins_over_an_earlier_report_of_it() {
+        let delay = std::time::Duration::from_millis(300);
+        let seen = std::sync::Mutex::new(None);
+        let e = run_in_process(2, &WorldConfig::default(), |w| {
+            if w.my_pe() == 1 {
+                drop(w);
+                std::thread::sleep(delay);
+                return Err(Error::Config("PE 1's own error".into()));
+            }
+            let r = w.barrier_all();
+            *seen.lock().unwrap() = r.as_ref().err().map(|e| e.to_string());
+            r
+        })
+        .unwrap_err();
+        assert_eq!(e, Error::Config("PE 1's own error".into()));
+        let report = seen.into_inner().unwrap().expect("PE 0's barrier failed");
+        assert!(
+            report.contains("PE 1 has finalized") && report.starts_with("PE 0: PE 1"),
+            "PE 0 reported {report}"
+        );
+
+        let e = run_in_process(3, &WorldConfig::default(), |w| {
+            if w.my_pe() == 1 {
+                drop(w);
+                std::thread::sleep(delay);
+                panic!("PE 1 panics late");
+            }
+            w.barrier_all()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Panicked {
+                pe: 1,
+                message: "PE 1 panics late".into()
+            }
+        );
+    }
+
     #[test]
     fn the_survivors_name_a_panicked_pe() {
         let config = WorldConfig::default();

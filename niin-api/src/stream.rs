@@ -11,6 +11,10 @@
 //! uses it is a logic error NVSHMEM does not catch either; the bytes stay inside the
 //! heap.) Raw-pointer forms are the `unsafe` methods of `niin_transport::Transport`.
 
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
 use niin_teams::TeamId;
 use niin_transport::{Cmp, DeferredWait, Order, SignalOp, StreamHandle, SymAddr, Transport};
 
@@ -20,13 +24,38 @@ use crate::ordered::{Local, wait_kind};
 use crate::types::{RmaType, WaitType};
 use crate::world::World;
 
-/// A stream of this PE (see the module docs). Destroyed (after draining) on drop.
-#[derive(Debug)]
+/// A stream of this PE: NVSHMEM's `*_on_stream` operations, ordered on an asynchronous
+/// in-order queue (a CUDA stream on a GPU, a worker thread on the mock). Destroyed (after
+/// draining) on drop.
+///
+/// A call enqueues and returns; the operation runs after everything enqueued before it on
+/// the same stream. Arguments are checked when the call is made; failures while the stream
+/// runs (a wait that times out) are reported by [`Stream::synchronize`].
+///
+/// Local buffers of stream operations are symmetric views of this PE's own heap: heap
+/// memory stays valid until the world is finalized, which synchronizes every stream first,
+/// so no borrow has to outlive the call. (Freeing a buffer while a stream still uses it is
+/// a logic error NVSHMEM does not catch either; the bytes stay inside the heap.) Raw-pointer
+/// forms are the `unsafe` methods of [`niin_transport::Transport`].
 pub struct Stream<'w> {
     world: &'w World,
     handle: StreamHandle,
     /// Created here (destroyed on drop), or the caller's (left alone).
     owned: bool,
+    /// What keeps a borrowed stream alive while this handle lives (a cudarc `CudaStream`,
+    /// see [`World::cudarc_stream`]).
+    keep: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl fmt::Debug for Stream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("world", &self.world)
+            .field("handle", &self.handle)
+            .field("owned", &self.owned)
+            .field("keeps_alive", &self.keep.is_some())
+            .finish()
+    }
 }
 
 impl World {
@@ -38,6 +67,7 @@ impl World {
             world: self,
             handle,
             owned: true,
+            keep: None,
         })
     }
 
@@ -49,6 +79,7 @@ impl World {
             world: self,
             handle,
             owned: false,
+            keep: None,
         }
     }
 }
@@ -62,6 +93,12 @@ impl Drop for Stream<'_> {
 }
 
 impl Stream<'_> {
+    /// Keeps `owner` (what owns a borrowed stream) alive as long as this handle.
+    pub(crate) fn keeping(mut self, owner: Arc<dyn Any + Send + Sync>) -> Self {
+        self.keep = Some(owner);
+        self
+    }
+
     /// The transport's handle of this stream.
     pub fn handle(&self) -> StreamHandle {
         self.handle

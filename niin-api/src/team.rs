@@ -1,10 +1,46 @@
-//! Teams on a [`World`]: queries, translation, and the collective splits.
+//! Teams on a [`World`]: the [`Team`] handle, queries, translation, and the collective
+//! splits.
+//!
+//! Two ways to use a team, the same operations underneath:
+//!
+//! - [`Team`], the Rust handle: made by [`World::team`] for a team this PE is a member of
+//!   (the predefined ones included) and by [`Team::split_strided`] / [`Team::split_2d`];
+//!   PE numbers are `usize`, and "not a member" is `None`.
+//! - the [`TeamId`] methods of [`World`] ([`World::team_my_pe`],
+//!   [`World::team_split_strided`], ...), for code that holds NVSHMEM's raw handles (the C
+//!   ABI, device team tables) and for the team collectives ([`World::reduce`], ...), which
+//!   take a [`TeamId`] ([`Team::id`]). The same types: `usize` PE numbers, `Option` where
+//!   NVSHMEM's C functions return -1 or `NVSHMEM_TEAM_INVALID`.
 //!
 //! The team model (membership, handles, argument rules) is `niin-teams`; what this module
 //! adds is the collective part of a split: the members of the parent team agree on the
 //! new team's handle — the lowest handle free on every one of them — by publishing their
 //! free-handle bitmaps in the world's system area and reading each other's, between two
 //! barriers of the parent team. Rounds cover 4096 handles each, so there is no cap.
+//!
+//! ```
+//! use niin_api::{run_in_process, TeamId, WorldConfig};
+//!
+//! run_in_process(4, &WorldConfig::default(), |w| {
+//!     let world = w.team(TeamId::WORLD)?;
+//!     // The even PEs of the world: 0 and 2. The odd PEs get `None`.
+//!     let evens = world.split_strided(0, 2, 2, None)?;
+//!     match &evens {
+//!         Some(t) => {
+//!             assert_eq!(t.n_pes(), 2);
+//!             assert_eq!(t.my_pe(), w.my_pe() / 2);
+//!             assert_eq!(t.world_pe(1), Some(2));
+//!             t.barrier()?;
+//!         }
+//!         None => assert_eq!(w.my_pe() % 2, 1),
+//!     }
+//!     if let Some(t) = evens {
+//!         t.destroy()?;
+//!     }
+//!     Ok(())
+//! })?;
+//! # Ok::<(), niin_api::Error>(())
+//! ```
 
 use niin_teams::{SlotSet, TeamConfig, TeamId};
 use niin_transport::{Order, SymAddr, TeamSplit, TeamSync, Transport};
@@ -16,6 +52,119 @@ use crate::world::{
     SYS_TEAM_SYNC, TEAM_SYNC_SLOT_BYTES, World,
 };
 
+/// A team this PE is a member of, with the world it belongs to: NVSHMEM's `nvshmem_team_t`
+/// in Rust terms.
+///
+/// Get one with [`World::team`] (any team this PE holds, the predefined ones included:
+/// `w.team(TeamId::WORLD)?`) or from a split ([`Team::split_strided`],
+/// [`Team::split_2d`]). Its PE numbers are `usize`; a query about a PE outside the team is
+/// `None`. Its number in the team and the team's size are fixed when the handle is made
+/// (a team's members never change).
+///
+/// Dropping a `Team` does not destroy the team (destroying is collective over its members,
+/// as freeing a [`SymBuffer`](crate::SymBuffer) is): call [`Team::destroy`]. Destroying the
+/// handle's team by its [`TeamId`] ([`World::team_destroy`]) while a `Team` of it is alive
+/// leaves that `Team` stale: its calls then fail, or act on a later team given the same
+/// handle.
+#[derive(Debug)]
+pub struct Team {
+    world: World,
+    id: TeamId,
+    my_pe: usize,
+    n_pes: usize,
+}
+
+impl Team {
+    /// The team's handle (`nvshmem_team_t`): what the team collectives
+    /// ([`World::reduce`], [`World::broadcast`], ...), [`World::barrier`] and device code take.
+    pub fn id(&self) -> TeamId {
+        self.id
+    }
+
+    /// The world this team belongs to (this PE's handle on it).
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// This PE's number in the team, `0..n_pes()` (`nvshmem_team_my_pe`).
+    pub fn my_pe(&self) -> usize {
+        self.my_pe
+    }
+
+    /// Number of PEs in the team (`nvshmem_team_n_pes`).
+    pub fn n_pes(&self) -> usize {
+        self.n_pes
+    }
+
+    /// The number in `dest` of this team's PE `pe` (`nvshmem_team_translate_pe`); `None`
+    /// when `pe` is not in `0..n_pes()` or that PE is not a member of `dest`.
+    pub fn translate_pe(&self, pe: usize, dest: &Team) -> Option<usize> {
+        self.world.team_translate_pe(self.id, pe, dest.id)
+    }
+
+    /// The world PE number of this team's PE `pe` (its number in `NVSHMEM_TEAM_WORLD`);
+    /// `None` when `pe` is not in `0..n_pes()`.
+    pub fn world_pe(&self, pe: usize) -> Option<usize> {
+        self.world.team_translate_pe(self.id, pe, TeamId::WORLD)
+    }
+
+    /// Completes this PE's earlier operations, then waits for every PE of the team
+    /// (`nvshmem_barrier`). Collective over the team.
+    pub fn barrier(&self) -> Result<()> {
+        self.world.barrier(self.id)
+    }
+
+    /// Waits for every PE of the team (`nvshmem_team_sync`). niin-rs completes earlier
+    /// operations here too (a barrier is a valid, stronger sync). Collective over the team.
+    pub fn sync(&self) -> Result<()> {
+        self.world.barrier(self.id)
+    }
+
+    /// The configuration the team was created with (`nvshmem_team_get_config`).
+    pub fn config(&self) -> Result<TeamConfig> {
+        self.world.team_get_config(self.id)
+    }
+
+    /// Collectively creates the team of `size` PEs of this team, from its PE `start` on,
+    /// every `stride`-th (`nvshmem_team_split_strided`). Every member of this team calls it
+    /// with the same arguments; the members of the new team get `Some` of it, the others
+    /// `None`. Arguments that select no PEs of this team are an error on every member.
+    pub fn split_strided(
+        &self,
+        start: usize,
+        stride: usize,
+        size: usize,
+        config: Option<TeamConfig>,
+    ) -> Result<Option<Team>> {
+        self.world
+            .team_split_strided(self.id, start, stride, size, config)?
+            .map(|id| self.world.team(id))
+            .transpose()
+    }
+
+    /// Collectively splits this team into rows of `xrange` PEs and the columns across
+    /// them (`nvshmem_team_split_2d`): returns this PE's (row, column) teams. Every member
+    /// is in one of each. An `xrange` larger than the team acts as the team's size; 0 is an
+    /// error on every member.
+    pub fn split_2d(
+        &self,
+        xrange: usize,
+        xconfig: Option<TeamConfig>,
+        yconfig: Option<TeamConfig>,
+    ) -> Result<(Team, Team)> {
+        let (x, y) = self
+            .world
+            .team_split_2d(self.id, xrange, xconfig, yconfig)?;
+        Ok((self.world.team(x)?, self.world.team(y)?))
+    }
+
+    /// Destroys the team (`nvshmem_team_destroy`; see [`World::team_destroy`]). Predefined
+    /// teams are refused.
+    pub fn destroy(self) -> Result<()> {
+        self.world.team_destroy(self.id)
+    }
+}
+
 impl World {
     fn team_err(&self, source: niin_teams::TeamError) -> Error {
         Error::Team {
@@ -24,20 +173,44 @@ impl World {
         }
     }
 
-    /// This PE's number in `team`, or -1 if it is not a member or the team is invalid
-    /// (`nvshmem_team_my_pe`).
-    pub fn team_my_pe(&self, team: TeamId) -> i32 {
-        self.teams().team_my_pe(team)
+    /// The [`Team`] handle of `team`, a team this PE is a member of (a predefined team, or
+    /// one a split gave this PE). A handle this PE holds no team under (not a member,
+    /// destroyed, [`TeamId::INVALID`]) is an error naming it.
+    pub fn team(&self, team: TeamId) -> Result<Team> {
+        let teams = self.teams();
+        let members = teams.members(team).map_err(|e| self.team_err(e))?;
+        let my_pe = usize::try_from(teams.team_my_pe(team)).map_err(|_| {
+            self.team_err(niin_teams::TeamError::NotAMember {
+                team,
+                pe: crate::world::to_i32(self.my_pe()),
+            })
+        })?;
+        Ok(Team {
+            world: self.clone(),
+            id: team,
+            my_pe,
+            n_pes: members.size as usize,
+        })
     }
 
-    /// Number of PEs in `team`, or -1 for an invalid team (`nvshmem_team_n_pes`).
-    pub fn team_n_pes(&self, team: TeamId) -> i32 {
-        self.teams().team_n_pes(team)
+    /// This PE's number in `team`; `None` if this PE holds no team under the handle (not a
+    /// member, destroyed, [`TeamId::INVALID`]) (`nvshmem_team_my_pe`, whose -1 is `None`).
+    pub fn team_my_pe(&self, team: TeamId) -> Option<usize> {
+        usize::try_from(self.teams().team_my_pe(team)).ok()
     }
 
-    /// The number in `dest` of PE `src_pe` of `src`, or -1 (`nvshmem_team_translate_pe`).
-    pub fn team_translate_pe(&self, src: TeamId, src_pe: i32, dest: TeamId) -> i32 {
-        self.teams().translate_pe(src, src_pe, dest)
+    /// Number of PEs in `team`; `None` for a handle this PE holds no team under
+    /// (`nvshmem_team_n_pes`, whose -1 is `None`).
+    pub fn team_n_pes(&self, team: TeamId) -> Option<usize> {
+        usize::try_from(self.teams().team_n_pes(team)).ok()
+    }
+
+    /// The number in `dest` of PE `src_pe` of `src` (`nvshmem_team_translate_pe`, whose -1
+    /// is `None`): `None` when either handle names no team on this PE, `src_pe` is not in
+    /// `0..n_pes(src)`, or that PE is not a member of `dest`.
+    pub fn team_translate_pe(&self, src: TeamId, src_pe: usize, dest: TeamId) -> Option<usize> {
+        let src_pe = i32::try_from(src_pe).ok()?;
+        usize::try_from(self.teams().translate_pe(src, src_pe, dest)).ok()
     }
 
     /// This PE's team table in the form device code reads (entry `k`: the team of handle
@@ -119,28 +292,55 @@ impl World {
 
     /// Collectively creates the team of `size` PEs of `parent` starting at `start` with
     /// `stride` (`nvshmem_team_split_strided`). Every member of `parent` calls it with the
-    /// same arguments; members of the new team get its handle, the others
-    /// [`TeamId::INVALID`].
+    /// same arguments; members of the new team get `Some` of its handle, the others `None`
+    /// (NVSHMEM's `NVSHMEM_TEAM_INVALID`). Arguments that select no PEs of `parent` are an
+    /// error on every member. [`Team::split_strided`] is the same on a [`Team`].
     pub fn team_split_strided(
         &self,
         parent: TeamId,
-        start: i32,
-        stride: i32,
-        size: i32,
+        start: usize,
+        stride: usize,
+        size: usize,
         config: Option<TeamConfig>,
-    ) -> Result<TeamId> {
-        let args = [start, stride, size].map(|v| i64::from(v) as u64);
+    ) -> Result<Option<TeamId>> {
+        let args = [start, stride, size].map(|v| v as u64);
         let call = CollectiveCall::new(CollectiveKind::SplitStrided, parent, args);
         let _busy = self.enter_collective(&call)?;
         let sync = self.team_sync(parent)?;
         let agreed = self.agree_free_slots(sync, 1, call)?;
+        // After the agreement, so that every member refuses (or accepts) together.
+        let [start, stride, size] = self.split_args("team_split_strided", parent, args)?;
         let team = self
             .teams()
             .split_strided(parent, start, stride, size, config, agreed)
             .map_err(|e| self.team_err(e))?;
         self.check_team_capacity("team_split_strided", &[team])?;
         self.announce_split(sync, &[team])?;
-        Ok(team)
+        Ok((team != TeamId::INVALID).then_some(team))
+    }
+
+    /// `args` as the team model's `i32`s; a value no team's PE number can have is an
+    /// error naming it (the model refuses the others that select no PEs).
+    fn split_args<const N: usize>(
+        &self,
+        op: &'static str,
+        parent: TeamId,
+        args: [u64; N],
+    ) -> Result<[i32; N]> {
+        let mut out = [0i32; N];
+        for (o, &a) in out.iter_mut().zip(&args) {
+            *o = i32::try_from(a).map_err(|_| Error::BadArgument {
+                pe: self.my_pe(),
+                op,
+                what: format!(
+                    "argument {a} is larger than any PE number or team size (parent team {} \
+                     has {} PEs)",
+                    parent.0,
+                    self.team_n_pes(parent).unwrap_or(0)
+                ),
+            })?;
+        }
+        Ok(out)
     }
 
     /// Refuses new teams whose handles the transport cannot synchronize (the mock's barrier
@@ -176,19 +376,21 @@ impl World {
     }
 
     /// Collectively splits `parent` into rows of `xrange` PEs and the columns across them
-    /// (`nvshmem_team_split_2d`); returns this PE's (x-axis, y-axis) teams.
+    /// (`nvshmem_team_split_2d`); returns this PE's (x-axis, y-axis) teams (every member of
+    /// `parent` is in one of each). [`Team::split_2d`] is the same on a [`Team`].
     pub fn team_split_2d(
         &self,
         parent: TeamId,
-        xrange: i32,
+        xrange: usize,
         xconfig: Option<TeamConfig>,
         yconfig: Option<TeamConfig>,
     ) -> Result<(TeamId, TeamId)> {
-        let args = [i64::from(xrange) as u64, 0, 0];
+        let args = [xrange as u64, 0, 0];
         let call = CollectiveCall::new(CollectiveKind::Split2d, parent, args);
         let _busy = self.enter_collective(&call)?;
         let sync = self.team_sync(parent)?;
         let agreed = self.agree_free_slots(sync, 2, call)?;
+        let [xrange] = self.split_args("team_split_2d", parent, [xrange as u64])?;
         let (x, y) = self
             .teams()
             .split_2d(parent, xrange, xconfig, yconfig, agreed)
@@ -328,13 +530,16 @@ mod tests {
         };
         let n = 6;
         let per_pe = run_in_process(n, &cfg, |w| {
-            let odd = w.team_split_strided(TeamId::WORLD, 1, 2, 3, None)?;
+            let odd = w
+                .team_split_strided(TeamId::WORLD, 1, 2, 3, None)?
+                .unwrap_or(TeamId::INVALID);
             let (x, y) = w.team_split_2d(TeamId::WORLD, 4, None, None)?;
             // A split of a user team: the odd PEs' first two.
             let sub = if odd == TeamId::INVALID {
                 TeamId::INVALID
             } else {
                 w.team_split_strided(odd, 0, 1, 2, None)?
+                    .unwrap_or(TeamId::INVALID)
             };
             let handles = [odd, x, y, sub];
             for t in handles.into_iter().rev() {
@@ -427,7 +632,7 @@ mod tests {
                 "user block at {} overlaps the area ending at {end}",
                 user.offset()
             );
-            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
+            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?.unwrap();
             let slot = team.index().unwrap();
             assert_eq!(
                 slot_words(&w, slot),
@@ -524,7 +729,7 @@ mod tests {
                 "user block at {} overlaps the LL slots ending at {end}",
                 user.offset()
             );
-            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
+            let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?.unwrap();
             let slot = team.index().unwrap();
             assert!(slot < COLL_LL_SLOTS, "the first user team has an LL slot");
             let at = start + (slot * slot_bytes) as u64;

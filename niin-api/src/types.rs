@@ -75,6 +75,8 @@ pub struct Bf16(pub u16);
 
 mod sealed {
     /// Only this crate implements the element-type traits.
+    // Unnameable on purpose: that is what seals the traits.
+    #[allow(unnameable_types)]
     pub trait Sealed {}
 }
 

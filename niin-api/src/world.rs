@@ -104,7 +104,13 @@ pub(crate) fn next_world_id() -> u64 {
     NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// One PE's handle on a world. See the module docs.
+/// One PE's handle on a world: init, queries, the symmetric heap, synchronization and
+/// finalize; RMA, atomics, signals and waits, teams ([`crate::team`]), collectives and
+/// streams ([`Stream`](crate::Stream)) are methods of `World` too.
+///
+/// A `World` holds no global state: a process may hold several worlds (an in-process world
+/// of N PEs is N `World`s, one per thread), and one `World` is `Send + Sync` and cheap to
+/// clone (all clones are the same PE).
 #[derive(Clone)]
 pub struct World {
     pub(crate) inner: Arc<Inner>,

@@ -101,8 +101,8 @@ fn splits_with_different_arguments_fail_on_every_pe() {
                 .map(drop),
         );
         // The PEs stopped at the split's first barrier: a split they agree on works.
-        let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
-        assert_eq!(w.team_n_pes(team), 2);
+        let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?.unwrap();
+        assert_eq!(w.team_n_pes(team), Some(2));
         w.barrier(team)?;
         w.team_destroy(team)?;
         Ok(msg)
@@ -122,10 +122,9 @@ fn splits_with_different_arguments_fail_on_every_pe() {
 #[test]
 fn barriers_of_a_team_count_their_calls_from_the_split() {
     let out = run_in_process(3, &config(), |w| {
-        let team = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
-        if team == TeamId::INVALID {
+        let Some(team) = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)? else {
             return Ok(None);
-        }
+        };
         w.barrier(team)?;
         // The team's second call: a barrier on PE 0, a split of the team on PE 1.
         let r = if w.my_pe() == 0 {
@@ -180,6 +179,9 @@ fn different_team_collectives_are_reported_and_leave_the_world_plainly_out_of_st
         later.contains("out of step") && later.contains("nvshmem_i32_sum_reduce"),
         "{later}"
     );
+    // The quoted mismatch does not repeat this PE's prefix: one `PE 0: `, at the start.
+    assert!(later.starts_with("PE 0: "), "{later}");
+    assert_eq!(later.matches("PE 0: ").count(), 1, "{later}");
 }
 
 #[test]
@@ -312,7 +314,7 @@ fn teams_past_the_mocks_barrier_table_are_refused_at_the_split() {
         let mut teams = Vec::new();
         let err = loop {
             match w.team_split_strided(TeamId::WORLD, 0, 1, 2, None) {
-                Ok(t) => teams.push(t),
+                Ok(t) => teams.push(t.expect("every PE is a member")),
                 Err(e) => break e,
             }
         };
@@ -323,7 +325,7 @@ fn teams_past_the_mocks_barrier_table_are_refused_at_the_split() {
         // Destroying one makes room for one.
         let last = teams.pop().unwrap();
         w.team_destroy(last)?;
-        let again = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?;
+        let again = w.team_split_strided(TeamId::WORLD, 0, 1, 2, None)?.unwrap();
         assert_eq!(again, last, "the freed handle is reused");
         w.barrier(again)?;
         w.team_destroy(again)?;

@@ -52,7 +52,7 @@ fn operands<T: RmaType>(
     lens: impl FnOnce(usize) -> Option<(usize, usize)>,
 ) -> FfiResult<(TeamId, SymSlice<T>, SymSlice<T>)> {
     let id = convert::team(w, team)?;
-    let n = usize::try_from(w.team_n_pes(id)).map_err(|_| {
+    let n = w.team_n_pes(id).ok_or_else(|| {
         FfiError::BadArgument(format!(
             "team {team} is NVSHMEM_TEAM_INVALID: no collective runs on it"
         ))

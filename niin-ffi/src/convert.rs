@@ -91,7 +91,7 @@ pub(crate) fn stream(stream: *mut c_void) -> StreamHandle {
 /// NVSHMEM defines the result of every query on it).
 pub(crate) fn team(world: &World, team: c_int) -> FfiResult<TeamId> {
     let id = TeamId(team);
-    if id != TeamId::INVALID && world.team_n_pes(id) < 0 {
+    if id != TeamId::INVALID && world.team_n_pes(id).is_none() {
         return Err(FfiError::BadArgument(format!(
             "team {team} is not a team handle: it is neither predefined nor a live team from \
              nvshmem_team_split_*"

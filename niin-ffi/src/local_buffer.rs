@@ -124,8 +124,9 @@ pub extern "C" fn nvshmemx_buffer_unregister_all() {
 }
 
 /// The multicast address of the symmetric `ptr` for `team` (`nvshmemx_mc_ptr`): NULL, as
-/// NVSHMEM answers for a team without NVLink multicast (module docs); NULL after a `NIIN:`
-/// line for a bad team or a pointer outside the symmetric heap.
+/// NVSHMEM answers for a team without NVLink multicast (the host library maps no multicast
+/// address for the heap; device code gets NCCL's multimem pointer where NVLS is on); NULL
+/// after a `NIIN:` line for a bad team or a pointer outside the symmetric heap.
 #[unsafe(no_mangle)]
 pub extern "C" fn nvshmemx_mc_ptr(team: c_int, ptr: *const c_void) -> *mut c_void {
     value_call("nvshmemx_mc_ptr", null_mut(), || {

@@ -38,7 +38,8 @@ pub extern "C" fn nvshmem_n_pes() -> c_int {
 pub extern "C" fn nvshmem_team_my_pe(team: c_int) -> c_int {
     value_call("nvshmem_team_my_pe", -1, || {
         let w = state::world()?;
-        Ok(w.team_my_pe(convert::team(&w, team)?))
+        Ok(w.team_my_pe(convert::team(&w, team)?)
+            .map_or(-1, convert::c_count))
     })
 }
 
@@ -48,7 +49,8 @@ pub extern "C" fn nvshmem_team_my_pe(team: c_int) -> c_int {
 pub extern "C" fn nvshmem_team_n_pes(team: c_int) -> c_int {
     value_call("nvshmem_team_n_pes", -1, || {
         let w = state::world()?;
-        Ok(w.team_n_pes(convert::team(&w, team)?))
+        Ok(w.team_n_pes(convert::team(&w, team)?)
+            .map_or(-1, convert::c_count))
     })
 }
 

@@ -7,12 +7,38 @@
 
 use std::ffi::{c_int, c_long};
 
-use niin_api::{TeamConfig, TeamId};
+use niin_api::{TeamConfig, TeamError, TeamId, World};
 
 use crate::abi::{NVSHMEM_TEAM_INVALID, NvshmemTeamConfig};
 use crate::convert;
 use crate::error::{FfiError, FfiResult, status_call, value_call};
 use crate::state;
+
+/// The size of `parent` as the team model's errors give it (0 for a handle of no team).
+fn parent_size(w: &World, parent: TeamId) -> c_int {
+    w.team_n_pes(parent).map_or(0, convert::c_count)
+}
+
+/// `source` as niin-api's team error on this PE (the text every other path gives).
+fn api_team_error(w: &World, source: TeamError) -> FfiError {
+    FfiError::Api(niin_api::Error::Team {
+        pe: w.my_pe(),
+        source,
+    })
+}
+
+/// The error of a strided split whose arguments select no PEs of `parent`.
+fn bad_split(w: &World, parent: TeamId, start: c_int, stride: c_int, size: c_int) -> FfiError {
+    api_team_error(
+        w,
+        TeamError::BadSplit {
+            start,
+            stride,
+            size,
+            parent_size: parent_size(w, parent),
+        },
+    )
+}
 
 /// Reads a split's configuration argument (NULL: the defaults).
 ///
@@ -64,10 +90,16 @@ pub unsafe extern "C" fn nvshmem_team_split_strided(
         let parent = convert::team(&w, parent)?;
         // SAFETY: `config` is NULL or readable (this function's contract).
         let config = unsafe { read_config(config, config_mask) };
-        let team = w.team_split_strided(parent, start, stride, size, config)?;
+        let args = [start, stride, size].map(usize::try_from);
+        let [Ok(start_pe), Ok(stride_pes), Ok(size_pes)] = args else {
+            // NVSHMEM refuses a negative argument on the PE that passes it, before any
+            // synchronization; the message is the one the team model gives the others.
+            return Err(bad_split(&w, parent, start, stride, size));
+        };
+        let team = w.team_split_strided(parent, start_pe, stride_pes, size_pes, config)?;
         crate::modules::publish_teams(&w)?;
         // SAFETY: as above.
-        unsafe { write_team(new_team, team) };
+        unsafe { write_team(new_team, team.unwrap_or(TeamId::INVALID)) };
         Ok(())
     })
 }
@@ -109,7 +141,17 @@ pub unsafe extern "C" fn nvshmem_team_split_2d(
         let xconfig = unsafe { read_config(xaxis_config, xaxis_mask) };
         // SAFETY: as above.
         let yconfig = unsafe { read_config(yaxis_config, yaxis_mask) };
-        let (x, y) = w.team_split_2d(parent, xrange, xconfig, yconfig)?;
+        let Ok(xrange_pes) = usize::try_from(xrange) else {
+            // Refused on this PE before any synchronization, as NVSHMEM does.
+            return Err(api_team_error(
+                &w,
+                TeamError::BadXRange {
+                    xrange,
+                    parent_size: parent_size(&w, parent),
+                },
+            ));
+        };
+        let (x, y) = w.team_split_2d(parent, xrange_pes, xconfig, yconfig)?;
         crate::modules::publish_teams(&w)?;
         // SAFETY: non-null and writable (this function's contract).
         unsafe { write_team(xaxis_team, x) };
@@ -185,7 +227,11 @@ pub extern "C" fn nvshmem_team_translate_pe(
     value_call("nvshmem_team_translate_pe", -1, || {
         let w = state::world()?;
         let (src, dest) = (convert::team(&w, src_team)?, convert::team(&w, dest_team)?);
-        Ok(w.team_translate_pe(src, src_pe, dest))
+        // A negative PE number is in no team: -1, as any other PE outside `src_team`.
+        Ok(usize::try_from(src_pe)
+            .ok()
+            .and_then(|pe| w.team_translate_pe(src, pe, dest))
+            .map_or(-1, convert::c_count))
     })
 }
 

@@ -298,6 +298,37 @@ fn queries_and_teams() {
     });
     assert_ne!(status, 0);
     assert_eq!(bad, NVSHMEM_TEAM_INVALID);
+
+    // The Rust API takes usize: negative C arguments are refused at the boundary, with
+    // NVSHMEM's results (a failed status and NVSHMEM_TEAM_INVALID, -1) and the team model's
+    // message naming the values.
+    let mut bad = 0;
+    // SAFETY: live locals.
+    let status = fails(
+        "nvshmem_team_split_strided",
+        "<start -1, stride 1, size 1> of a parent team of 1 PEs",
+        || unsafe { nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, -1, 1, 1, null(), 0, &mut bad) },
+    );
+    assert_eq!(status, NVSHMEMX_ERROR_INVALID_VALUE);
+    assert_eq!(bad, NVSHMEM_TEAM_INVALID);
+    let (mut x, mut y) = (0, 0);
+    // SAFETY: live locals; NULL configurations are allowed.
+    let status = fails("nvshmem_team_split_2d", "xrange -2", || unsafe {
+        nvshmem_team_split_2d(NVSHMEM_TEAM_WORLD, -2, null(), 0, &mut x, null(), 0, &mut y)
+    });
+    assert_eq!(status, NVSHMEMX_ERROR_INVALID_VALUE);
+    assert_eq!((x, y), (NVSHMEM_TEAM_INVALID, NVSHMEM_TEAM_INVALID));
+    assert_eq!(
+        quiet(|| nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, -1, NVSHMEM_TEAM_WORLD)),
+        -1
+    );
+    assert_eq!(
+        quiet(|| nvshmem_team_translate_pe(NVSHMEM_TEAM_WORLD, 1, NVSHMEM_TEAM_WORLD)),
+        -1,
+        "PE 1 of a one-PE world"
+    );
+    // The world still works: nothing was left half-made.
+    assert_eq!(nvshmem_barrier(NVSHMEM_TEAM_WORLD), 0);
 }
 
 fn heap() -> (*mut u8, *mut u64) {

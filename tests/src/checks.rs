@@ -691,60 +691,73 @@ pub fn stream_operations(w: &World) -> CheckResult {
 // ---- teams -----------------------------------------------------------------------------
 
 /// Split the world into even PEs, translate numbers, run a team barrier among them while
-/// the odd PEs do not take part; then a 2D split (works for any N ≥ 1).
+/// the odd PEs do not take part; then a 2D split (works for any N ≥ 1). Through the
+/// [`Team`](niin_api::Team) handle, and through the `TeamId` methods of `World`.
 pub fn teams_split_translate_barrier(w: &World) -> CheckResult {
-    let (me, n) = (w.my_pe() as i32, w.n_pes() as i32);
-    let evens = w.team_split_strided(TeamId::WORLD, 0, 2, (n + 1) / 2, None)?;
-    if me % 2 == 0 {
-        expect_eq(w, "even team my_pe", w.team_my_pe(evens), me / 2)?;
-        expect_eq(w, "even team n_pes", w.team_n_pes(evens), (n + 1) / 2)?;
-        if n >= 3 {
+    let (me, n) = (w.my_pe(), w.n_pes());
+    let world = w.team(TeamId::WORLD)?;
+    expect_eq(w, "world team", (world.my_pe(), world.n_pes()), (me, n))?;
+    let evens = world.split_strided(0, 2, n.div_ceil(2), None)?;
+    match evens {
+        Some(evens) if me % 2 == 0 => {
+            expect_eq(w, "even team my_pe", evens.my_pe(), me / 2)?;
+            expect_eq(w, "even team n_pes", evens.n_pes(), n.div_ceil(2))?;
+            expect_eq(w, "even team by id", w.team_my_pe(evens.id()), Some(me / 2))?;
+            if n >= 3 {
+                expect_eq(w, "translate to world", evens.world_pe(1), Some(2))?;
+                expect_eq(
+                    w,
+                    "translate to the world team",
+                    evens.translate_pe(1, &world),
+                    Some(2),
+                )?;
+            }
             expect_eq(
                 w,
-                "translate to world",
-                w.team_translate_pe(evens, 1, TeamId::WORLD),
-                2,
+                "translate from world",
+                world.translate_pe(me, &evens),
+                Some(me / 2),
             )?;
+            expect_eq(
+                w,
+                "odd PE not in team",
+                w.team_translate_pe(TeamId::WORLD, 1, evens.id()),
+                None,
+            )?;
+            expect_eq(w, "PE past the team", evens.world_pe(evens.n_pes()), None)?;
+            // A team-only barrier: the odd PEs take no part and are not needed.
+            for _ in 0..20 {
+                evens.barrier()?;
+            }
+            evens.sync()?;
+            evens.destroy()?;
         }
-        expect_eq(
-            w,
-            "translate from world",
-            w.team_translate_pe(TeamId::WORLD, me, evens),
-            me / 2,
-        )?;
-        expect_eq(
-            w,
-            "odd PE not in team",
-            w.team_translate_pe(TeamId::WORLD, 1, evens),
-            -1,
-        )?;
-        // A team-only barrier: the odd PEs take no part and are not needed.
-        for _ in 0..20 {
-            w.barrier(evens)?;
+        Some(_) => return Err(fail(w, "even team", "an odd PE got the team".into())),
+        None => {
+            if me % 2 == 0 {
+                return Err(fail(w, "even team", "an even PE got no team".into()));
+            }
         }
-        w.team_destroy(evens)?;
-    } else {
-        expect_eq(w, "odd PE gets INVALID", evens, TeamId::INVALID)?;
-        expect_eq(w, "odd PE my_pe", w.team_my_pe(evens), -1)?;
     }
     let (x, y) = w.team_split_2d(TeamId::WORLD, 2, None, None)?;
     expect_eq(
         w,
         "x team",
         (w.team_my_pe(x), w.team_n_pes(x)),
-        (me % 2, 2.min(n - me / 2 * 2)),
+        (Some(me % 2), Some(2.min(n - me / 2 * 2))),
     )?;
-    expect_eq(w, "y team my_pe", w.team_my_pe(y), me / 2)?;
+    expect_eq(w, "y team my_pe", w.team_my_pe(y), Some(me / 2))?;
     expect_eq(
         w,
         "y translate",
         w.team_translate_pe(y, 0, TeamId::WORLD),
-        me % 2,
+        Some(me % 2),
     )?;
     w.barrier(x)?;
     w.barrier(y)?;
     w.team_destroy(x)?;
     w.team_destroy(y)?;
+    expect_eq(w, "destroyed team my_pe", w.team_my_pe(x), None)?;
     w.barrier_all()
 }
 
@@ -765,19 +778,15 @@ pub fn team_barrier_on_stream(w: &World) -> CheckResult {
     let slots = w.calloc::<u32>(n)?;
     let seen = w.calloc::<u32>(ROUNDS[0] as usize * n)?;
     for (phase, (&(start, stride, size), rounds)) in shapes.iter().zip(ROUNDS).enumerate() {
-        let team = w.team_split_strided(
-            TeamId::WORLD,
-            start as i32,
-            stride as i32,
-            size as i32,
-            None,
-        )?;
-        if team == TeamId::INVALID {
+        let Some(team) = w.team_split_strided(TeamId::WORLD, start, stride, size, None)? else {
             continue;
-        }
-        let mine = w.team_my_pe(team) as usize;
-        let members: Vec<usize> = (0..size as i32)
-            .map(|j| w.team_translate_pe(team, j, TeamId::WORLD) as usize)
+        };
+        let mine = w.team_my_pe(team).expect("a member");
+        let members: Vec<usize> = (0..size)
+            .map(|j| {
+                w.team_translate_pe(team, j, TeamId::WORLD)
+                    .expect("a member")
+            })
             .collect();
         let value = |r: u32| (phase as u32 + 1) * 1000 + r;
         {

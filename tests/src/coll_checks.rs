@@ -126,8 +126,8 @@ fn reduce_case<T: ReduceType>(
     op: ReduceOp,
     form: Form,
 ) -> CheckResult {
-    let n = w.team_n_pes(team) as usize;
-    let k = w.team_my_pe(team) as usize;
+    let n = w.team_n_pes(team).expect("a member");
+    let k = w.team_my_pe(team).expect("a member");
     let (len, per) = (LEN, PER);
     let (src, dst) = sc.views::<T>(w, len.max(per * n));
     let mine: Vec<T> = (0..src.len()).map(|i| small(input(op, k, i))).collect();
@@ -182,11 +182,14 @@ fn reduce_case<T: ReduceType>(
 
 /// broadcast (from the team's last PE), fcollect and alltoall of `T` over `team`.
 fn movement_case<T: RmaType>(w: &World, sc: &Scratch, team: TeamId, form: Form) -> CheckResult {
-    let n = w.team_n_pes(team) as usize;
-    let k = w.team_my_pe(team) as usize;
+    let n = w.team_n_pes(team).expect("a member");
+    let k = w.team_my_pe(team).expect("a member");
     let m = BLOCK;
     let (src, dst) = sc.views::<T>(w, m * n);
-    let world_of = |p: usize| w.team_translate_pe(team, p as i32, TeamId::WORLD) as usize;
+    let world_of = |p: usize| {
+        w.team_translate_pe(team, p, TeamId::WORLD)
+            .expect("a PE of the team")
+    };
     let mine: Vec<T> = (0..m * n).map(|i| value(w.my_pe(), i)).collect();
     w.put(src, &mine, w.my_pe())?;
     let root = n - 1;
@@ -272,9 +275,11 @@ pub fn collectives_team_shapes(w: &World) -> CheckResult {
 }
 
 fn team_shapes(w: &World, form: Form) -> CheckResult {
-    let n = w.n_pes() as i32;
-    let me = w.my_pe() as i32;
-    let evens = w.team_split_strided(TeamId::WORLD, 0, 2, (n + 1) / 2, None)?;
+    let n = w.n_pes();
+    let me = w.my_pe();
+    let evens = w
+        .team_split_strided(TeamId::WORLD, 0, 2, n.div_ceil(2), None)?
+        .unwrap_or(TeamId::INVALID);
     let (x, y) = w.team_split_2d(TeamId::WORLD, 2, None, None)?;
     let (one, rest) = w.team_split_2d(TeamId::WORLD, 1, None, None)?;
     let sc = Scratch::new(w)?;

@@ -764,9 +764,10 @@ impl Transport for MockTransport {
     fn team_split(&self, split: &TeamSplit) -> Result<()> {
         self.live()?;
         let pe = self.core.pe;
+        // niin-api prefixes the PE (`PE 0: team split: ...`): not again here.
         let bad = |what: String| TransportError::BadArgument {
             op: "team split",
-            what: format!("PE {pe}: {what}"),
+            what,
         };
         if split.parent.team_pe(pe).is_none() {
             return Err(bad(format!(
