@@ -2,7 +2,7 @@
 //! so they can be checked with `ptxas` on a machine without a GPU (`scripts/check-ptx.sh`).
 //!
 //! ```text
-//! niin-ptx host   # device/kernels/host_ops.ptx, as embedded
+//! niin-ptx host   # niin-transport/src/cuda/host_ops.ptx, as embedded
 //! niin-ptx coll   # the generated reduction kernels of host collectives
 //! ```
 

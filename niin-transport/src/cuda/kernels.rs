@@ -1,4 +1,4 @@
-//! niin-rs's own host-side kernels: the embedded PTX module (`device/kernels/host_ops.ptx`)
+//! niin-rs's own host-side kernels: the embedded PTX module (`niin-transport/src/cuda/host_ops.ptx`)
 //! and typed, checked launchers for it.
 //!
 //! Every kernel runs as one thread. Launch arguments are checked against the kernel's
@@ -18,7 +18,7 @@ use super::stream::Stream;
 
 /// The PTX text of niin-rs's host-side kernels, JIT-compiled by the driver at
 /// [`HostKernels::load`].
-pub const HOST_OPS_PTX: &str = include_str!("../../../device/kernels/host_ops.ptx");
+pub const HOST_OPS_PTX: &str = include_str!("host_ops.ptx");
 
 /// The longest wait deadline passed to the kernel (146 years): keeps
 /// `%globaltimer + timeout` from wrapping.

@@ -58,7 +58,7 @@
 //! # niin-rs's own kernels: hand-written PTX
 //!
 //! The library must run where there is only the driver and NCCL (no nvcc, no NVRTC), so
-//! its few kernels are PTX text written by hand (`device/kernels/host_ops.ptx`, embedded
+//! its few kernels are PTX text written by hand (`niin-transport/src/cuda/host_ops.ptx`, embedded
 //! with `include_str!` as [`HOST_OPS_PTX`]). [`HostKernels::load`] hands it to
 //! `cuModuleLoadDataEx`: the driver JIT-compiles it for the device (PTX ISA 7.0, target
 //! sm_70, so any Volta or newer GPU) and caches the result in its compute cache
