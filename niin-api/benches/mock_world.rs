@@ -58,7 +58,7 @@ fn configs() -> [(&'static str, WorldConfig); 2] {
         ..WorldConfig::default()
     };
     let off = WorldConfig {
-        check_collectives: Some(false),
+        check_collectives: Some(niin_api::CollectiveChecks::Off),
         ..base.clone()
     };
     [("default", base), ("check_off", off)]

@@ -25,6 +25,12 @@
 //! the PEs' synchronizations out of step, and every later collective call on this PE then
 //! fails with [`Error::OutOfStep`], which names the mismatch (finalize still runs).
 //!
+//! On NCCL the default compares less: only heap calls and barriers of all PEs, whose
+//! central barrier compares fingerprints in its own arrival kernel
+//! (`niin_barrier_arrive`); a PE writes its description only when they differ, then a
+//! plain barrier lets every member read the others'. A match costs one 4-byte copy of the
+//! verdict. `NIIN_CHECK_COLLECTIVES=1` compares every call as on the mock.
+//!
 //! Not compared: stream-ordered collectives (their synchronization happens on the stream,
 //! after the call returns), `team_destroy` (it does not synchronize) and teams whose handle
 //! is [`CHECKED_TEAMS`] or above. [`WorldConfig::check_collectives`] turns the comparison
@@ -47,6 +53,7 @@ use niin_transport::{
     CollKind, Collective, Elem, Fingerprints, Order, ReduceOp, SymAddr, TeamSync, Transport,
 };
 
+use crate::config::CollectiveChecks;
 use crate::error::{Error, Result};
 use crate::world::{DEVICE_TEAM_SLOTS, SYS_CALLS, World};
 
@@ -419,9 +426,18 @@ impl World {
         Ok(guard)
     }
 
-    /// Whether calls on `team` are compared.
+    /// Whether every call on `team` is compared ([`CollectiveChecks::All`]).
     fn compares(&self, team: i32) -> bool {
-        self.inner.check_calls && (team as u32 as usize) < CHECKED_TEAMS
+        self.inner.check_mode == CollectiveChecks::All && (team as u32 as usize) < CHECKED_TEAMS
+    }
+
+    /// Numbers `call` (in place: the next call on its team) and returns its fingerprint
+    /// ([`fingerprint_of`]).
+    fn number_call(&self, call: &mut CollectiveCall) -> u64 {
+        let seq = &self.inner.calls.seq[call.team as usize];
+        call.seq = seq.load(Ordering::Relaxed).wrapping_add(1).max(1);
+        seq.store(call.seq, Ordering::Relaxed);
+        fingerprint_of(call.team, call.encode())
     }
 
     /// Numbers `call` (in place) and writes it into this PE's slot for it; returns its
@@ -431,11 +447,14 @@ impl World {
         if !self.compares(call.team) {
             return Ok(None);
         }
-        let seq = &self.inner.calls.seq[call.team as usize];
-        call.seq = seq.load(Ordering::Relaxed).wrapping_add(1).max(1);
-        seq.store(call.seq, Ordering::Relaxed);
+        let fingerprint = self.number_call(call);
+        self.write_call(call)?;
+        Ok(Some(fingerprint))
+    }
+
+    /// Writes numbered `call` into this PE's slot for it.
+    fn write_call(&self, call: &CollectiveCall) -> Result<()> {
         let words = call.encode();
-        let fingerprint = fingerprint_of(call.team, words);
         let local = self.inner.calls.local_slots.load(Ordering::Relaxed);
         if !local.is_null() {
             // SAFETY: `local` is this PE's call area in the mock's mapping
@@ -447,7 +466,7 @@ impl World {
             unsafe {
                 std::ptr::copy_nonoverlapping(words.as_ptr().cast::<u8>(), slot, CALL_SLOT_BYTES)
             };
-            return Ok(Some(fingerprint));
+            return Ok(());
         }
         let me = self.my_pe();
         // SAFETY: `words` is a live local array of 32 bytes; Order::Now completes the copy
@@ -460,8 +479,7 @@ impl World {
                 words.as_ptr().cast(),
                 CALL_SLOT_BYTES,
             )
-        })?;
-        Ok(Some(fingerprint))
+        })
     }
 
     /// After a synchronization of `sync` that followed [`World::publish_call`] on every
@@ -576,8 +594,32 @@ impl World {
     /// [`World::barrier_carrying`]); a plain barrier when calls on its team are not
     /// compared.
     pub(crate) fn checked_barrier(&self, sync: TeamSync, mut call: CollectiveCall) -> Result<()> {
+        if self.inner.check_mode == CollectiveChecks::Barriers {
+            return self.barrier_comparing_in_place(sync, call);
+        }
         let fingerprint = self.publish_call(&mut call)?;
         self.barrier_carrying(sync, &call, fingerprint)
+    }
+
+    /// [`CollectiveChecks::Barriers`]: `call` is compared only where the transport compares
+    /// fingerprints in the barrier itself, and its description is written only when they
+    /// differ: then every member (all got the same verdict) writes its own, a plain
+    /// barrier makes them visible, and each compares. A match costs the fingerprint's
+    /// ride in the barrier and nothing else.
+    fn barrier_comparing_in_place(&self, sync: TeamSync, mut call: CollectiveCall) -> Result<()> {
+        let transport = &self.inner.transport;
+        if (call.team as u32 as usize) >= CHECKED_TEAMS || !transport.compares_fingerprints(&sync) {
+            return self.transport_result(transport.barrier(Order::Now, sync));
+        }
+        let fingerprint = self.number_call(&mut call);
+        match self.transport_result(transport.barrier_with_fingerprint(sync, fingerprint))? {
+            Fingerprints::Same => Ok(()),
+            Fingerprints::Differ | Fingerprints::NotCompared => {
+                self.write_call(&call)?;
+                self.transport_result(transport.barrier(Order::Now, sync))?;
+                self.compare_calls(&sync, &call)
+            }
+        }
     }
 
     /// A barrier of `sync` that carries `mine`, published by [`World::publish_call`] on

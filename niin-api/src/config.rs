@@ -9,7 +9,7 @@
 //! | `NIIN_TIMEOUT` | seconds a wait or barrier may take before it is an error | 60 |
 //! | `NIIN_CHECK_SYMMETRY` | `0`/`1`: compare allocation fingerprints across PEs at every collective allocation | `1` in debug builds, `0` in release |
 //! | `NIIN_MOCK_NODE_SIZE` | PEs per simulated node in the mock (PEs of one node are LSA peers) | all PEs on one node |
-//! | `NIIN_CHECK_COLLECTIVES` | `0`/`1`: compare every blocking collective call across its PEs ([`crate::check`]) | `1` on the mock, `0` on NCCL |
+//! | `NIIN_CHECK_COLLECTIVES` | `0`, `barriers` or `1`: which blocking collective calls are compared across their PEs ([`CollectiveChecks`], [`crate::check`]) | all on the mock, `barriers` on NCCL |
 //!
 //! A malformed value is an error that names the variable and the value; nothing falls
 //! back to a default silently.
@@ -67,9 +67,29 @@ pub struct WorldConfig {
     /// Compare every blocking collective call (heap calls, barriers, splits, team
     /// collectives) across its PEs, so that PEs calling different collectives, or the same
     /// one with other arguments, get an error naming both calls instead of corrupt memory
-    /// or a hang ([`Error::CollectiveMismatch`]). `None`: on for the mock, off on NCCL
-    /// (where each comparison costs a few small device copies).
-    pub check_collectives: Option<bool>,
+    /// or a hang ([`Error::CollectiveMismatch`]). `None` (the default): every call on the
+    /// mock ([`CollectiveChecks::All`]); on NCCL [`CollectiveChecks::Barriers`], the heap
+    /// calls and barriers of all PEs, whose central barrier compares the calls'
+    /// fingerprints itself at no extra cost unless they differ (team collectives, splits
+    /// and sub-team barriers would cost a few small device copies each there, so they are
+    /// compared only with [`CollectiveChecks::All`]).
+    pub check_collectives: Option<CollectiveChecks>,
+}
+
+/// Which blocking collective calls a world compares across their PEs
+/// ([`WorldConfig::check_collectives`], `NIIN_CHECK_COLLECTIVES`; see [`crate::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollectiveChecks {
+    /// None (`0`).
+    Off,
+    /// Heap calls and barriers whose barrier compares the calls' fingerprints itself (the
+    /// mock's barriers, and a GPU world's barriers of all PEs), at no extra cost unless they
+    /// differ; team collectives, splits and, on NCCL, sub-team barriers are not compared
+    /// (`barriers`; the default on NCCL).
+    Barriers,
+    /// Every blocking collective call: heap calls, barriers, splits, team collectives (`1`;
+    /// the default on the mock).
+    All,
 }
 
 impl Default for WorldConfig {
@@ -145,7 +165,7 @@ impl WorldConfig {
         };
         let check_collectives = match lookup(vars::CHECK_COLLECTIVES) {
             None => None,
-            Some(v) => Some(parse_bool(vars::CHECK_COLLECTIVES, &v)?),
+            Some(v) => Some(parse_checks(vars::CHECK_COLLECTIVES, &v)?),
         };
         let config = WorldConfig {
             transport,
@@ -224,6 +244,21 @@ fn parse_bool(var: &str, value: &str) -> Result<bool> {
     }
 }
 
+/// Parses a [`CollectiveChecks`]: a boolean (off, all) or `barriers`.
+fn parse_checks(var: &str, value: &str) -> Result<CollectiveChecks> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "barriers" => Ok(CollectiveChecks::Barriers),
+        "all" => Ok(CollectiveChecks::All),
+        _ => match parse_bool(var, value) {
+            Ok(true) => Ok(CollectiveChecks::All),
+            Ok(false) => Ok(CollectiveChecks::Off),
+            Err(_) => Err(Error::Config(format!(
+                "{var}={value:?} is not 0, barriers or 1 (or all)"
+            ))),
+        },
+    }
+}
+
 /// Parses a count of at least 1.
 fn parse_count(var: &str, value: &str) -> Result<usize> {
     value
@@ -238,6 +273,27 @@ fn parse_count(var: &str, value: &str) -> Result<usize> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn collective_checks_parse_the_three_levels_and_name_a_bad_value() {
+        let v = vars::CHECK_COLLECTIVES;
+        for (text, want) in [
+            ("0", CollectiveChecks::Off),
+            ("off", CollectiveChecks::Off),
+            (" barriers ", CollectiveChecks::Barriers),
+            ("BARRIERS", CollectiveChecks::Barriers),
+            ("1", CollectiveChecks::All),
+            ("all", CollectiveChecks::All),
+            ("true", CollectiveChecks::All),
+        ] {
+            assert_eq!(parse_checks(v, text).unwrap(), want, "{text:?}");
+        }
+        let e = parse_checks(v, "barrier").unwrap_err().to_string();
+        assert!(
+            e.contains(v) && e.contains("\"barrier\"") && e.contains("barriers"),
+            "{e}"
+        );
+    }
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<WorldConfig> {
         let map: HashMap<String, String> = pairs
@@ -372,7 +428,7 @@ mod tests {
             (
                 "NIIN_CHECK_COLLECTIVES",
                 "0",
-                |c| c.check_collectives == Some(false),
+                |c| c.check_collectives == Some(CollectiveChecks::Off),
                 "yes please",
                 |c| c.check_collectives.is_none(),
             ),

@@ -69,7 +69,7 @@ mod world;
 
 pub use buffer::{SymBuffer, SymSlice};
 pub use check::{CHECKED_TEAMS, CollectiveCall, CollectiveKind};
-pub use config::{TransportKind, WorldConfig};
+pub use config::{CollectiveChecks, TransportKind, WorldConfig};
 pub use error::{Departure, HeapError, Layout, SizeError, TeamError, TransportError};
 pub use error::{Error, Result};
 pub use niin_heap::{Fingerprint, HeapStats};

@@ -17,7 +17,7 @@ use niin_transport::mock::{MockConfig, MockTransport, MockWorld};
 use niin_transport::{Order, Routed, SymAddr, TeamSync, Transport, TransportError};
 
 use crate::buffer::{SymBuffer, SymSlice};
-use crate::config::{TransportKind, WorldConfig};
+use crate::config::{CollectiveChecks, TransportKind, WorldConfig};
 use crate::error::{Error, Result};
 use crate::types::RmaType;
 
@@ -128,8 +128,8 @@ pub(crate) struct Inner {
     pub(crate) finalized: AtomicBool,
     /// Application buffers made symmetric (registered.rs).
     pub(crate) registered: Mutex<Vec<RegisteredBuffer>>,
-    /// Whether collective calls are compared across PEs (`crate::check`).
-    pub(crate) check_calls: bool,
+    /// How far collective calls are compared across PEs (`crate::check`).
+    pub(crate) check_mode: CollectiveChecks,
     /// The collective this PE is inside (`crate::check`), 0 when none.
     pub(crate) busy: AtomicU64,
     /// Call counts of the compared teams and the out-of-step state (`crate::check`).
@@ -267,7 +267,12 @@ impl World {
         let layout = WorldLayout::new(to_i32(n_pes), to_i32(pe), to_i32(node_size))
             .map_err(|source| Error::Team { pe, source })?;
         let mock = transport_is_mock(&transport);
-        let check_calls = config.check_collectives.unwrap_or(mock);
+        let check_mode = config.check_collectives.unwrap_or(if mock {
+            CollectiveChecks::All
+        } else {
+            CollectiveChecks::Barriers
+        });
+        let check_calls = check_mode == CollectiveChecks::All;
         // In a mock world this PE publishes its calls with a plain copy into its mapped call
         // area instead of the transport's `put` (a GPU transport's pointer would be device
         // memory).
@@ -287,7 +292,7 @@ impl World {
                 config: config.clone(),
                 finalized: AtomicBool::new(false),
                 registered: Mutex::new(Vec::new()),
-                check_calls,
+                check_mode,
                 busy: AtomicU64::new(0),
                 calls: CallLog::new(local_slots),
                 max_teams,

@@ -231,7 +231,7 @@ fn agreeing_collectives_pass_the_comparison() {
 #[test]
 fn with_the_comparison_off_a_mismatch_passes_silently() {
     let cfg = WorldConfig {
-        check_collectives: Some(false),
+        check_collectives: Some(niin_api::CollectiveChecks::Off),
         check_symmetry: false,
         ..config()
     };
@@ -343,4 +343,89 @@ fn teams_past_the_mocks_barrier_table_are_refused_at_the_split() {
         "{msg}"
     );
     assert_eq!(out[1].0, *made);
+}
+
+/// `CollectiveChecks::Barriers` (NCCL's default): heap calls and barriers compared inside
+/// the barrier, the descriptions written only when the fingerprints differ. The mock runs
+/// the same path as a GPU world's central barrier of all PEs.
+#[test]
+fn the_barriers_level_names_both_calls_and_leaves_the_world_usable() {
+    let cfg = WorldConfig {
+        check_symmetry: true,
+        check_collectives: Some(niin_api::CollectiveChecks::Barriers),
+        ..config()
+    };
+    let out = run_in_process(3, &cfg, |w| {
+        let first = w.malloc::<u8>(1000)?;
+        w.barrier_all()?;
+        let msg = match w.my_pe() {
+            1 => mismatch(1, w.malloc::<u8>(512).map(drop)),
+            _ => mismatch(w.my_pe(), w.malloc::<u8>(256).map(drop)),
+        };
+        let msg2 = if w.my_pe() == 2 {
+            mismatch(2, w.barrier_all())
+        } else {
+            mismatch(w.my_pe(), w.malloc::<u64>(4).map(drop))
+        };
+        // Both mismatches were undone everywhere: the world goes on in step.
+        w.barrier_all()?;
+        let again = w.malloc::<u8>(256)?;
+        w.check_symmetry()?;
+        let offset = again.offset();
+        w.free(again)?;
+        w.free(first)?;
+        Ok((msg, msg2, offset))
+    })
+    .unwrap();
+    // Calls on the world: malloc #1, barrier #2, malloc #3, then #4.
+    assert!(
+        out[0].0.contains(
+            "PE 0 called nvshmem_malloc(256) [call #3], PE 1 called nvshmem_malloc(512) [call #3]"
+        ),
+        "{}",
+        out[0].0
+    );
+    assert!(
+        out[1].0.contains(
+            "PE 1 called nvshmem_malloc(512) [call #3], PE 0 called nvshmem_malloc(256) [call #3]"
+        ),
+        "{}",
+        out[1].0
+    );
+    assert!(
+        out[2].0.contains("PE 1 called nvshmem_malloc(512)"),
+        "{}",
+        out[2].0
+    );
+    assert!(
+        out[2].1.contains("PE 2 called nvshmem_barrier_all"),
+        "{}",
+        out[2].1
+    );
+    assert!(out[0].1.contains("nvshmem_barrier_all"), "{}", out[0].1);
+    assert!(
+        out.iter().all(|o| o.2 == out[0].2),
+        "later allocations are symmetric"
+    );
+}
+
+/// At the `Barriers` level team collectives are not compared (they would cost device
+/// copies on NCCL): reductions of different counts pass the check (and compute garbage,
+/// which is what `All` is for).
+#[test]
+fn the_barriers_level_leaves_team_collectives_alone() {
+    let cfg = WorldConfig {
+        check_collectives: Some(niin_api::CollectiveChecks::Barriers),
+        ..config()
+    };
+    let out = run_in_process(2, &cfg, |w| {
+        let src = w.calloc::<i32>(8)?;
+        let dst = w.calloc::<i32>(8)?;
+        let n = if w.my_pe() == 0 { 4 } else { 8 };
+        let r = w.reduce(TeamId::WORLD, ReduceOp::Sum, dst.all(), src.all(), n);
+        w.barrier_all()?;
+        Ok(matches!(r, Err(Error::CollectiveMismatch { .. })))
+    })
+    .unwrap();
+    assert_eq!(out, vec![false, false]);
 }

@@ -59,7 +59,7 @@ fn from_env_reads_the_environment_and_init_uses_it() {
             TransportKind::Mock,
             8 << 20,
             Duration::from_millis(7500),
-            Some(true)
+            Some(niin_api::CollectiveChecks::All)
         )
     );
     // ...and WorldConfig::default ignores them: pure defaults.

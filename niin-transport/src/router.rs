@@ -516,6 +516,10 @@ impl Transport for Routed {
         self.primary().barrier(order, team)
     }
 
+    fn compares_fingerprints(&self, team: &TeamSync) -> bool {
+        self.primary().compares_fingerprints(team)
+    }
+
     fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
         self.implementations[1..]
             .iter()

@@ -284,10 +284,19 @@ pub trait Transport {
     /// must be a member.
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()>;
 
+    /// Whether [`Transport::barrier_with_fingerprint`] compares the fingerprints of a
+    /// blocking barrier of `team` (answers [`Fingerprints::Same`] or
+    /// [`Fingerprints::Differ`], never [`Fingerprints::NotCompared`]). The default: no.
+    fn compares_fingerprints(&self, team: &TeamSync) -> bool {
+        let _ = team;
+        false
+    }
+
     /// A blocking [`Transport::barrier`] in which this PE also carries `fingerprint`, a
     /// non-zero hash of the collective call it makes (0: none), and learns whether every
     /// member carried the same one ([`Fingerprints`]). A transport that can compare them
-    /// in the barrier's own arrival words (the mock) does; the default runs a plain
+    /// in the barrier's own arrival words (the mock; the LSA transport's central barrier of all
+    /// PEs) does; the default runs a plain
     /// barrier and answers [`Fingerprints::NotCompared`], and the caller compares the
     /// calls another way if it wants to.
     fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {

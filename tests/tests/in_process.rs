@@ -117,7 +117,7 @@ fn an_asymmetric_allocation_is_reported_by_every_pe() {
         // The layout comparison alone: with the collective comparison on (the mock's
         // default) the differing malloc arguments are a CollectiveMismatch first
         // (niin-api/tests/collective_checks.rs covers that).
-        check_collectives: Some(false),
+        check_collectives: Some(niin_api::CollectiveChecks::Off),
         ..WorldConfig::default()
     };
     let results = run_in_process(3, &config, |w| {

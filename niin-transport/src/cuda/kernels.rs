@@ -114,8 +114,8 @@ impl Kernel {
             // (addr, nelems, width, signed, cmp, value, values, status, timeout_ns,
             //  timeout_record)
             Kernel::Wait => &[U64, U64, U32, U32, U32, U64, U64, U64, U64, U64],
-            // (counter, bases, flag_offset, n)
-            Kernel::BarrierArrive => &[U64, U64, U64, U32],
+            // (counter, bases, flag_offset, n, sum, fp)
+            Kernel::BarrierArrive => &[U64, U64, U64, U32, U64, U64],
         }
     }
 }
@@ -420,17 +420,23 @@ impl HostKernels {
 
     /// Enqueues one arrival at a central barrier of `n` PEs (`niin_barrier_arrive`): adds
     /// one to the `u32` count at `counter`; the arrival that completes the count sets it
-    /// back to 0 and stores 1 in the `u32` release flag at `bases[i] + flag_offset` of
-    /// every member `i` (`bases`: a device array of `n` addresses). The kernel never
-    /// waits; the caller enqueues the wait for its own flag (a stream wait-value) and its
-    /// reset after it.
+    /// back to 0 and stores the verdict in the `u32` release flag at `bases[i] +
+    /// flag_offset` of every member `i` (`bases`: a device array of `n` addresses). The
+    /// kernel never waits; the caller enqueues the wait for its own flag (a stream
+    /// wait-value, flag >= 1) and its reset after it.
+    ///
+    /// With `fingerprint = Some((sum, fp))` the arrival also adds `fp` to the `u64` at
+    /// `sum`, and the last arriver swaps the sum back to 0: the verdict is 1 when it was
+    /// `n * fp` (every member carried `fp`), 2 when not. Without, the verdict is 1. Every
+    /// member of one barrier passes a sum, or none does.
     ///
     /// # Safety
     ///
     /// `counter` must be a 4-aligned word of device or mapped peer memory, `bases` `n`
     /// 8-byte device words, and every `bases[i] + flag_offset` a 4-aligned word of device
     /// or mapped peer memory, all valid until the kernel has run; every member must use
-    /// the same `counter`, `n` and flags.
+    /// the same `counter`, `n`, flags and sum; `sum`, if given, an 8-aligned word of device
+    /// or mapped peer memory.
     pub unsafe fn barrier_arrive(
         &self,
         stream: &Stream,
@@ -438,6 +444,7 @@ impl HostKernels {
         bases: u64,
         flag_offset: u64,
         n: usize,
+        fingerprint: Option<(u64, u64)>,
     ) -> Result<()> {
         check_word("barrier_arrive", "counter", counter, 4)?;
         check_word("barrier_arrive", "bases", bases, 8)?;
@@ -445,6 +452,10 @@ impl HostKernels {
             return Err(CudaError::BadArgument {
                 what: format!("barrier_arrive: flag offset {flag_offset:#x} is not 4-aligned"),
             });
+        }
+        let (sum, fp) = fingerprint.unwrap_or((0, 0));
+        if fingerprint.is_some() {
+            check_word("barrier_arrive", "sum", sum, 8)?;
         }
         let n = match u32::try_from(n) {
             Ok(n) if n >= 2 => n,
@@ -459,8 +470,10 @@ impl HostKernels {
             Arg::U64(bases),
             Arg::U64(flag_offset),
             Arg::U32(n),
+            Arg::U64(sum),
+            Arg::U64(fp),
         ];
-        // SAFETY: the caller vouches for the counter, the table and the flags.
+        // SAFETY: the caller vouches for the counter, the table, the flags and the sum.
         unsafe { self.launch(stream, Kernel::BarrierArrive, &mut args) }
     }
 

@@ -116,6 +116,7 @@ mod registered;
 mod stream_barrier;
 mod watchdog;
 
+use crate::Fingerprints;
 use flat_layout::FlatLayout;
 pub use flat_layout::{PEER_ADDRESSES_VAR, PeerAddresses};
 pub use registered::{HEAP_REMAP_VAR, MAX_REGISTERED, REGISTRATION_VA_BYTES};
@@ -326,6 +327,9 @@ pub struct LsaTransport {
     host_coll: HostCollPath,
     /// Mapped pinned word where the AMO kernel writes the old value (one AMO at a time).
     amo_result: Mutex<HostPinned>,
+    /// Mapped pinned word where a blocking central barrier that carries a fingerprint
+    /// copies its verdict (one such barrier at a time).
+    verdict: Mutex<HostPinned>,
     /// Counts of the stream barriers over sub-teams (held while one is enqueued).
     stream_barriers: Mutex<StreamBarriers>,
     /// Streams made by `stream_create`, by raw handle.
@@ -471,6 +475,7 @@ impl LsaTransport {
         unsafe { cuda::memcpy_sync(bases_on_device.ptr(), table.as_ptr() as u64, 8 * n_pes) }
             .map_err(cuda_err)?;
         let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
+        let verdict = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
         let watchdog = match StatusBoard::from_env(n_pes) {
             Some(board) => Some(watchdog::Watchdog::start(&device, board, pe, comm.clone())?),
             None => None,
@@ -490,6 +495,7 @@ impl LsaTransport {
             team_comms: Mutex::new(HashMap::new()),
             host_coll,
             amo_result,
+            verdict,
             stream_barriers: Mutex::new(StreamBarriers::default()),
             streams: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
@@ -924,8 +930,23 @@ impl LsaTransport {
 
     /// Enqueues on `s` the central barrier of `team`, a team of all PEs (every one an LSA
     /// peer): the arrival kernel on the count at the first PE, a stream wait until this
-    /// PE's release flag is 1, and the flag's reset (see "Barriers over all PEs").
+    /// PE's release flag is set, and the flag's reset (see "Barriers over all PEs").
     fn enqueue_central_barrier(&self, s: &Stream, team: TeamSync) -> Result<()> {
+        self.enqueue_central_barrier_carrying(s, team, 0, None)
+    }
+
+    /// [`LsaTransport::enqueue_central_barrier`], where a blocking barrier (on the internal
+    /// stream) carries `fingerprint` (0 for a plain one) in the barrier's fingerprint sum
+    /// (`niin_barrier_arrive`): the last arriver's verdict (1: every member carried this
+    /// fingerprint, 2: not) is copied to the pinned word `verdict`, if given, before the
+    /// flag is reset. Barriers on application streams carry none (their words are apart).
+    fn enqueue_central_barrier_carrying(
+        &self,
+        s: &Stream,
+        team: TeamSync,
+        fingerprint: u64,
+        verdict: Option<&HostPinned>,
+    ) -> Result<()> {
         let slot = Self::barrier_slot(team)?;
         // Blocking operations (the internal stream) and application streams use separate
         // words: neither counts an arrival of the other that is still in flight.
@@ -937,13 +958,18 @@ impl LsaTransport {
         if team.size < 2 {
             return Ok(());
         }
-        let count = self.base(team.start)?
-            + self.heap_size
-            + stream_barrier::central_count_offset(slot, which);
+        let first = self.base(team.start)? + self.heap_size;
+        let count = first + stream_barrier::central_count_offset(slot, which);
+        let sum = (which == Central::Blocking).then(|| {
+            (
+                first + stream_barrier::central_sum_offset(slot),
+                fingerprint,
+            )
+        });
         let flag_offset = self.heap_size + stream_barrier::central_flag_offset(slot, which);
         let flag = self.base(self.pe)? + flag_offset;
-        // SAFETY: the count and every member's flag are 4-aligned words of the control
-        // areas after mapped LSA heaps (all PEs are LSA peers: `central_world`), and
+        // SAFETY: the count, the sum and every member's flag are aligned words of the
+        // control areas after mapped LSA heaps (all PEs are LSA peers: `central_world`), and
         // `bases_on_device` holds every PE's heap base; all live as long as `self`.
         unsafe {
             self.kernels.barrier_arrive(
@@ -952,11 +978,18 @@ impl LsaTransport {
                 self.bases_on_device.ptr(),
                 flag_offset,
                 team.size,
+                sum,
             )
         }
         .map_err(cuda_err)?;
-        // SAFETY: `flag` is this PE's own control word (above).
-        unsafe { cuda::wait_value_32(s, flag, 1, cuda::WaitCond::Eq) }.map_err(cuda_err)?;
+        // SAFETY: `flag` is this PE's own control word (above). The flag is 1 or 2 (the
+        // verdict) once released, 0 before.
+        unsafe { cuda::wait_value_32(s, flag, 1, cuda::WaitCond::Geq) }.map_err(cuda_err)?;
+        if let Some(out) = verdict {
+            // SAFETY: `out` is a live mapped pinned buffer of at least 4 bytes, held by the
+            // caller until the stream is synchronized; `flag` is this PE's control word.
+            unsafe { cuda::memcpy_async(out.device_ptr(), flag, 4, s) }.map_err(cuda_err)?;
+        }
         // SAFETY: as above.
         unsafe { cuda::write_value_32(s, flag, 0) }.map_err(cuda_err)
     }
@@ -965,7 +998,18 @@ impl LsaTransport {
     /// then a wait for the stream with the deadline (`NIIN_TIMEOUT`), polling from the
     /// host instead of a synchronize that would never return if a PE never arrives.
     fn central_barrier_now(&self, team: TeamSync) -> Result<()> {
-        self.enqueue_central_barrier(&self.internal, team)?;
+        self.central_barrier_now_carrying(team, 0, None)
+    }
+
+    /// [`LsaTransport::central_barrier_now`] carrying `fingerprint`, the verdict into
+    /// `verdict` ([`LsaTransport::enqueue_central_barrier_carrying`]).
+    fn central_barrier_now_carrying(
+        &self,
+        team: TeamSync,
+        fingerprint: u64,
+        verdict: Option<&HostPinned>,
+    ) -> Result<()> {
+        self.enqueue_central_barrier_carrying(&self.internal, team, fingerprint, verdict)?;
         self.until_deadline(
             "barrier",
             Duration::from_micros(50),
@@ -979,6 +1023,12 @@ impl LsaTransport {
             },
         )?;
         self.kernels.check_timeout().map_err(cuda_err)
+    }
+
+    /// Whether a blocking barrier of `team` compares fingerprints
+    /// ([`Transport::barrier_with_fingerprint`]): the central barrier of all PEs does.
+    fn central_for(&self, team: &TeamSync) -> bool {
+        self.central_world && team.is_world(self.n_pes)
     }
 
     /// Enqueues on `s` a barrier of `team`: an all-reduce on its communicator
@@ -1557,6 +1607,36 @@ impl Transport for LsaTransport {
         }
     }
 
+    fn compares_fingerprints(&self, team: &TeamSync) -> bool {
+        self.central_for(team)
+    }
+
+    fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
+        if !self.central_for(&team) {
+            return self
+                .barrier(Order::Now, team)
+                .map(|()| Fingerprints::NotCompared);
+        }
+        self.live()?;
+        if team.size < 2 {
+            self.internal.synchronize().map_err(cuda_err)?;
+            return Ok(Fingerprints::Same);
+        }
+        let verdict = self.verdict.lock().unwrap_or_else(|e| e.into_inner());
+        verdict.store_u32(0, 0).map_err(cuda_err)?;
+        self.central_barrier_now_carrying(team, fingerprint, Some(&verdict))?;
+        match verdict.load_u32(0).map_err(cuda_err)? {
+            1 => Ok(Fingerprints::Same),
+            2 => Ok(Fingerprints::Differ),
+            other => Err(TransportError::Gpu {
+                what: format!(
+                    "barrier: the central barrier's verdict on the members' fingerprints is \
+                     {other}, neither 1 (same) nor 2 (differ)"
+                ),
+            }),
+        }
+    }
+
     fn barrier(&self, order: Order, team: TeamSync) -> Result<()> {
         self.live()?;
         let comm = self.team_comm(&team);
@@ -1564,7 +1644,7 @@ impl Transport for LsaTransport {
             // A sub-team of LSA peers, blocking: host atomics, no stream work.
             return self.team_barrier_now(team);
         }
-        if order == Order::Now && self.central_world && team.is_world(self.n_pes) {
+        if order == Order::Now && self.central_for(&team) {
             return self.central_barrier_now(team);
         }
         self.on(order, |s| self.enqueue_barrier_on(s, team, comm))

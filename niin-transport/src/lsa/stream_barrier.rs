@@ -72,9 +72,21 @@ pub(super) enum Central {
     Blocking,
 }
 
+/// Offset in the control area of the first fingerprint sum of the blocking central
+/// barriers (one `u64` per team handle: `niin_barrier_arrive`'s `sum`), after the
+/// central-barrier words.
+const CENTRAL_SUMS: usize = CENTRAL + CENTRAL_BYTES;
+
 /// Bytes of the control area after the heap: the blocking barrier words, the
-/// stream-barrier counters, then the central-barrier words.
-pub(super) const CONTROL_BYTES: usize = CENTRAL + CENTRAL_BYTES;
+/// stream-barrier counters, the central-barrier words, then the fingerprint sums.
+pub(super) const CONTROL_BYTES: usize = CENTRAL_SUMS + MAX_BARRIER_TEAMS * 8;
+
+/// Offset in the control area of the fingerprint sum of team handle `slot`'s blocking
+/// central barrier (used in the control area of the team's first PE, next to the count).
+pub(super) fn central_sum_offset(slot: usize) -> u64 {
+    debug_assert!(slot < MAX_BARRIER_TEAMS);
+    (CENTRAL_SUMS + slot * 8) as u64
+}
 
 /// Offset in the control area of the arrival count of team handle `slot`'s central
 /// barrier of kind `which` (`niin_barrier_arrive`; used in the control area of the team's
@@ -223,12 +235,17 @@ mod tests {
         assert_eq!(central_count_offset(0, bl), central_count_offset(0, st) + 8);
         assert_eq!(
             central_flag_offset(MAX_BARRIER_TEAMS - 1, bl) + 4,
+            central_sum_offset(0)
+        );
+        assert_eq!(
+            central_sum_offset(MAX_BARRIER_TEAMS - 1) + 8,
             CONTROL_BYTES as u64
         );
         // Every 8-byte word 8-aligned, every central word 4-aligned, all distinct.
         let mut wide: Vec<u64> = (0..MAX_BARRIER_TEAMS)
             .flat_map(|s| [stream_counter_offset(s, 0), stream_counter_offset(s, 1)])
             .chain((0..MAX_BARRIER_TEAMS).map(blocking_word_offset))
+            .chain((0..MAX_BARRIER_TEAMS).map(central_sum_offset))
             .collect();
         assert!(wide.iter().all(|o| o % 8 == 0));
         let central: Vec<u64> = (0..MAX_BARRIER_TEAMS)
@@ -239,7 +256,7 @@ mod tests {
         wide.extend(central);
         wide.sort_unstable();
         wide.dedup();
-        assert_eq!(wide.len(), 7 * MAX_BARRIER_TEAMS);
+        assert_eq!(wide.len(), 8 * MAX_BARRIER_TEAMS);
     }
 
     #[test]

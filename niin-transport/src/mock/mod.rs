@@ -743,6 +743,10 @@ impl Transport for MockTransport {
         })
     }
 
+    fn compares_fingerprints(&self, _team: &TeamSync) -> bool {
+        true
+    }
+
     /// Carries `fingerprint` in the barrier's own words (`barrier.rs`): the members
     /// compare fingerprints at no extra synchronization and no read of each other's.
     fn barrier_with_fingerprint(&self, team: TeamSync, fingerprint: u64) -> Result<Fingerprints> {
