@@ -140,45 +140,68 @@ __device__ __noinline__ unsigned long long barrier_stalled(const niin_device_con
                                                            BarrierMembers m,
                                                            unsigned long long start) {
     const unsigned long long now = global_ns();
-    if (c->abort_word != nullptr) {
-        const unsigned int dead = *c->abort_word;
-        if (dead != 0) {
-            printf("NIIN: PE %d: %s: PE %u died (libnvshmem_host's watchdog read it on niinrun's "
-                   "status board); this kernel stops here (block %u) and nvshmem_finalize "
-                   "aborts the NCCL communicator\n",
-                   c->my_pe, fn, dead - 1, blockIdx.x);
-            __trap();
-        }
+    const unsigned int dead = c->abort_word != nullptr ? *c->abort_word : 0u;
+    if (dead == 0) {
+        if (start == 0) return now;
+        if (c->timeout_ns == 0 || now - start < c->timeout_ns) return start;
     }
-    if (start == 0) return now;
-    if (c->timeout_ns == 0 || now - start < c->timeout_ns) return start;
-    char missing[160];
-    int at = 0, named = 0, unread = 0;
-    for (int k = 0; k < m.size; ++k) {
-        if (k == m.me) continue;
-        const int pe = m.first + k * m.stride;
-        const char *peer = lsa_address_near(*c, words + 1, pe);
-        if (peer == nullptr) {
-            ++unread;
-            continue;
+    /* The line is built here and printed with one argument: a printf of many arguments made
+     * this function, which every kernel that calls through a pointer may reach, need more
+     * registers than a 1024-thread block has. */
+    char line[320];
+    const int cap = static_cast<int>(sizeof line);
+    int at = 0;
+    append_text(line, cap, &at, "NIIN: PE ");
+    append_int(line, cap, &at, c->my_pe);
+    append_text(line, cap, &at, ": ");
+    append_text(line, cap, &at, fn);
+    if (dead != 0) {
+        append_text(line, cap, &at, ": PE ");
+        append_int(line, cap, &at, static_cast<int>(dead - 1));
+        append_text(line, cap, &at, " died (libnvshmem_host's watchdog read it on niinrun's status "
+                                    "board); this kernel stops here and nvshmem_finalize aborts "
+                                    "the NCCL communicator");
+    } else {
+        int named = 0, unread = 0;
+        char missing[96];
+        int mat = 0;
+#pragma unroll 1
+        for (int k = 0; k < m.size; ++k) {
+            if (k == m.me) continue;
+            const int pe = m.first + k * m.stride;
+            /* The LSA table directly, not lsa_address_near, for the same register reason. */
+            const int lsa_index = pe - (c->my_pe - c->lsa_rank);
+            if (lsa_index < 0 || lsa_index >= c->lsa_size) {
+                ++unread;
+                continue;
+            }
+            const char *peer = reinterpret_cast<const char *>(words + 1) + c->lsa_delta[lsa_index];
+            if (*reinterpret_cast<const volatile unsigned long long *>(peer) >= epoch) continue;
+            if (++named <= 12) {
+                append_text(missing, sizeof missing, &mat, named > 1 ? " " : "PE ");
+                append_int(missing, sizeof missing, &mat, pe);
+            } else if (named == 13) {
+                append_text(missing, sizeof missing, &mat, " ...");
+            }
         }
-        const unsigned long long began = *reinterpret_cast<const volatile unsigned long long *>(peer);
-        if (began >= epoch) continue;
-        if (named++ < 16) {
-            if (named > 1) append_text(missing, sizeof missing, &at, " ");
-            append_int(missing, sizeof missing, &at, pe);
-        } else if (named == 17) {
-            append_text(missing, sizeof missing, &at, " ...");
+        missing[mat] = '\0';
+        append_text(line, cap, &at, ": timed out after ");
+        append_int(line, cap, &at, static_cast<int>((now - start) / 1000000ull));
+        append_text(line, cap, &at, " ms (NIIN_TIMEOUT) with ");
+        append_int(line, cap, &at, m.size - named - unread);
+        append_text(line, cap, &at, " of ");
+        append_int(line, cap, &at, m.size);
+        append_text(line, cap, &at, " PEs arrived; not arrived: ");
+        append_text(line, cap, &at, named == 0 ? "none found" : missing);
+        if (unread > 0) {
+            append_text(line, cap, &at, " (");
+            append_int(line, cap, &at, unread);
+            append_text(line, cap, &at, " PE(s) reached only through GIN not checked)");
         }
+        append_text(line, cap, &at, "; this kernel stops here");
     }
-    missing[at] = '\0';
-    printf("NIIN: PE %d: %s: timed out after %.1f s (NIIN_TIMEOUT) with %llu of %d PEs arrived; "
-           "not arrived: %s%s (%d PE(s) reached only through GIN not checked); this kernel "
-           "stops here (block %u)\n",
-           c->my_pe, fn, static_cast<double>(now - start) * 1e-9,
-           load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) - (epoch - 1) *
-                   static_cast<unsigned long long>(m.size - 1) + 1,
-           m.size, named == 0 ? "none found" : "PE ", missing, unread, blockIdx.x);
+    line[at] = '\0';
+    printf("%s (block %u)\n", line, blockIdx.x);
     __trap();
     return start;
 }
@@ -199,7 +222,10 @@ __device__ __forceinline__ void counting_barrier(Coop coop, const char *fn,
         unsigned int polls = 0;
         unsigned long long start = 0;
         while (load_acquire_bits(reinterpret_cast<const uint64_t *>(words)) < target) {
-            if ((++polls & 1023u) == 0) start = barrier_stalled(&c, fn, words, epoch, m, start);
+            if ((++polls & 1023u) == 0)
+                start = call_out_of_line_direct<&barrier_stalled<0>>(&c, fn,
+                                                                    static_cast<const unsigned long long *>(words),
+                                                                    epoch, m, start);
             __nanosleep(32);
         }
     }
