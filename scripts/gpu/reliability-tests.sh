@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# reliability-tests.sh -- the GPU runs that session 22 prepared and could not make (no device
+# machine came): issue 15 part 7 (a PE killed with SIGKILL, or stalled, while the others wait
+# in a device barrier or in a host barrier), issue 15 part 1 on NCCL (tests/c/mismatch.c at
+# the default level, host_bench per NIIN_CHECK_COLLECTIVES level beside NVSHMEM), device
+# barrier latency (this tree, the last tree with NCCL's LSA barrier, NVSHMEM), the families
+# the new barriers touch, and issue 16's CUDA and cudarc examples.
+#
+# Expects, carried with .niin-nccl (64 MiB limit: pack .gpu/dev as dev.tar.xz):
+#   .gpu/NIIN_HOME/lib, .gpu/bin/{niinrun,check_worker}   scripts/gpu/prepare.sh
+#   .gpu/dev.tar.xz with dev/: peer_death_device_231, barrier_lat_niin, barrier_lat_nvshmem,
+#     conf_team_231, conf_launch_231, coll_smoke_231 (build-device-tests.sh, ONLY="..."),
+#     peer_death, mismatch, host_api (tests/c/*.c with nvcc -x cu -DNIIN_NO_DEVICE_API
+#     -DNIIN_TEST_CUDA, rpath $ORIGIN/../NIIN_HOME/lib), host_bench_niin/_nvshmem,
+#     ex_ring, ex_allreduce, ex_moe_dispatch (examples/cuda), cudarc_interop
+#     (cargo build --release -p niin-api --example cudarc_interop)
+#   .gpu/old/barrier_lat_old + .gpu/NH-old/lib: barrier_lat.cu built against 05ea054
+# Usage: bash scripts/gpu/reliability-tests.sh {a|b|all|min}; REPS, SKIP_LONG, LAT_PES.
+# Output: $OUT (default /tmp/out): summary-<part>.txt, the log, log archives.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+O=${OUT:-/tmp/out}; mkdir -p "$O"
+LOG=$O/reliability-${1:-a}.log; SUM=$O/summary-${1:-a}.txt; : >"$SUM"
+exec > >(tee -a "$LOG") 2>&1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 NCCL_SOCKET_IFNAME=lo NIIN_TRANSPORT=nccl
+export NCCL_MULTI_RANK_GPU_ENABLE=1 NVSHMEM_SYMMETRIC_SIZE=1G
+mkdir -p /tmp/nccl && tar -xJf .niin-nccl/nccl-2.31.2-sm90.tar.xz -C /tmp/nccl
+export NIIN_NCCL_LIBRARY=/tmp/nccl/lib/libnccl.so.2
+tar -xJf .gpu/dev.tar.xz -C .gpu 2>/dev/null || true
+D=$PWD/.gpu/dev; BIN=$PWD/.gpu/bin
+NR="$BIN/niinrun --timeout 100"
+row() { printf '%-60s %s\n' "$1" "$2" | tee -a "$SUM"; }
+run() { local name=$1 log=$2; shift 2; echo "=== $name: $*"; local s=$SECONDS
+  timeout ${TMO:-100} "$@" >"$log" 2>&1; local rc=$?; cat "$log" | tail -${TAIL:-25}
+  row "$name" "rc=$rc ($((SECONDS - s)) s)"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+T=/tmp/t; mkdir -p $T
+PART=${1:-a}
+if [ "$PART" = min ]; then
+  TMO=40
+  run "pdd kill thread 2" $T/pd_kill_thread_2.log env PEER_DEATH_SCOPE=thread $NR -n 2 $D/peer_death_device_231
+  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_thread_2.log | head -12 >> "$SUM"
+  run "pdd kill team 4" $T/pd_kill_team_4.log env PEER_DEATH_SCOPE=team $NR -n 4 $D/peer_death_device_231
+  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_team_4.log | head -14 >> "$SUM"
+  run "pdd stall block 2 (NIIN_TIMEOUT=3)" $T/pd_stall_2.log env PEER_DEATH_MODE=stall PEER_DEATH_SCOPE=block PEER_DEATH_STALL_S=15 NIIN_TIMEOUT=3 $NR -n 2 $D/peer_death_device_231
+  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"
+  run "peer_death host 2" $T/pd_host_2.log $NR -n 2 $D/peer_death
+  grep -h "NIIN\|SURVIVOR\|niinrun" $T/pd_host_2.log | head -12 >> "$SUM"
+  run "mismatch default 2" $T/mm_2.log $NR -n 2 $D/mismatch
+  grep -h "NIIN\|DONE" $T/mm_2.log | head -8 >> "$SUM"
+  for lvl in default 0; do
+    e=(); [ $lvl != default ] && e=(NIIN_CHECK_COLLECTIVES=$lvl)
+    run "host_bench check=$lvl" $T/hb_$lvl.log env "${e[@]}" $NR -n 2 $D/host_bench_niin
+    grep -h "HB|" $T/hb_$lvl.log | sed "s/^\[pe [0-9]*\] //; s/^/check=$lvl|/" >> "$SUM"
+  done
+  run "cudarc_interop 2" $T/ex_cudarc.log $NR -n 2 $D/cudarc_interop --require-gpu
+  tail -3 $T/ex_cudarc.log >> "$SUM"
+  run "ex_moe_dispatch 2" $T/ex_moe.log $NR -n 2 $D/ex_moe_dispatch
+  tail -3 $T/ex_moe.log >> "$SUM"
+  TAIL=12 run "barrier_lat new 2" $T/bl_new.log env BARRIER_LAT_REPS=1 $NR -n 2 $D/barrier_lat_niin; grep ROW $T/bl_new.log | sed "s/^/new|/" >> "$SUM"
+  TAIL=12 run "barrier_lat old 2" $T/bl_old.log env BARRIER_LAT_REPS=1 $NR -n 2 .gpu/old/barrier_lat_old; grep ROW $T/bl_old.log | sed "s/^/old|/" >> "$SUM"
+  tar -cJf "$O/logs.tar.xz" -C $T $(cd $T && ls *.log)
+fi
+if [ "$PART" = a ] || [ "$PART" = all ]; then
+# ---- part 7, device barriers
+for sc in thread block team; do
+  run "peer_death_device kill $sc 2 PEs" $T/pd_kill_${sc}_2.log env PEER_DEATH_SCOPE=$sc $NR -n 2 $D/peer_death_device_231
+  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_${sc}_2.log | head -12 >> "$SUM"
+done
+run "peer_death_device kill thread 4 PEs" $T/pd_kill_4.log $NR -n 4 $D/peer_death_device_231
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_4.log | head -16 >> "$SUM"
+[ -z "${SKIP_LONG:-}" ] && run "peer_death_device kill block 4 PEs" $T/pd_kill_b4.log env PEER_DEATH_SCOPE=block $NR -n 4 $D/peer_death_device_231
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_b4.log | head -16 >> "$SUM"
+run "peer_death_device stall thread 2 PEs (NIIN_TIMEOUT=3)" $T/pd_stall_2.log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=25 NIIN_TIMEOUT=3 $NR -n 2 $D/peer_death_device_231
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"
+[ -z "${SKIP_LONG:-}" ] && run "peer_death_device stall team 4 PEs (NIIN_TIMEOUT=3)" $T/pd_stall_t4.log env PEER_DEATH_MODE=stall PEER_DEATH_SCOPE=team PEER_DEATH_STALL_S=25 NIIN_TIMEOUT=3 $NR -n 4 $D/peer_death_device_231
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_t4.log | head -16 >> "$SUM"
+# ---- part 7, host barrier (tests/c/peer_death.c)
+for n in 2 4; do
+  run "peer_death host barrier $n PEs" $T/pd_host_$n.log $NR -n $n $D/peer_death
+  grep -h "NIIN\|SURVIVOR\|niinrun" $T/pd_host_$n.log | head -12 >> "$SUM"
+done
+cp $T/pd_*.log "$O/" 2>/dev/null; tar -cJf "$O/pd-logs.tar.xz" -C $T $(cd $T && ls pd_*.log) 2>/dev/null; rm -f "$O"/pd_*.log
+# ---- issue 15 part 1 on NCCL: mismatch.c at the default level (barriers), host_bench per level
+for n in 2 4; do
+  TAIL=8 run "mismatch.c default level $n PEs" $T/mm_$n.log $NR -n $n $D/mismatch
+  grep -h "NIIN\|DONE" $T/mm_$n.log | head -12 >> "$SUM"
+done
+NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem/lib
+for rep in $(seq 1 ${REPS:-2}); do
+  for lvl in default 0 1; do
+    e=(); [ $lvl != default ] && e=(NIIN_CHECK_COLLECTIVES=$lvl)
+    TAIL=3 run "host_bench check=$lvl" $T/hb_$lvl.log env "${e[@]}" $NR -n 2 $D/host_bench_niin
+    grep -h "HB|" $T/hb_$lvl.log | sed "s/^\[pe [0-9]*\] //; s/^/r$rep|check=$lvl|/" >> "$SUM"
+  done
+  U=$T/uid.$RANDOM; rm -f $U
+  TAIL=3 run "host_bench nvshmem" $T/hb_nv.log env TEST_UID_FILE=$U mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TEST_UID_FILE -x NVSHMEM_SYMMETRIC_SIZE -x LD_LIBRARY_PATH=$NV $D/host_bench_nvshmem
+  grep -h "HB|" $T/hb_nv.log | sed "s/^\[pe [0-9]*\] //; s/^/r$rep|nvshmem|/" >> "$SUM"
+done
+# ---- barrier latency: new niin-rs, old niin-rs (05ea054, NCCL's LSA barrier), NVSHMEM
+NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem/lib
+for n in ${LAT_PES:-2 4}; do
+  for rep in $(seq 1 ${REPS:-2}); do
+    TAIL=12 run "barrier_lat new $n" $T/bl_new_$n.log $NR -n $n $D/barrier_lat_niin; grep ROW $T/bl_new_$n.log | sed "s/^/new$rep|/" >> "$SUM"
+    TAIL=12 run "barrier_lat old $n" $T/bl_old_$n.log $NR -n $n .gpu/old/barrier_lat_old; grep ROW $T/bl_old_$n.log | sed "s/^/old$rep|/" >> "$SUM"
+    U=$T/uid.$RANDOM; rm -f $U
+    TAIL=12 run "barrier_lat nvshmem $n" $T/bl_nv_$n.log env TEST_UID_FILE=$U mpirun --allow-run-as-root --oversubscribe -np $n -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x TEST_UID_FILE -x NVSHMEM_SYMMETRIC_SIZE -x LD_LIBRARY_PATH=$NV $D/barrier_lat_nvshmem
+    grep ROW $T/bl_nv_$n.log | sed "s/^/nvshmem$rep|/" >> "$SUM"
+  done
+done
+fi
+if [ "$PART" = b ] || [ "$PART" = all ]; then
+# ---- the new barriers under the families that use them
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 run "device_rma 2 PEs" $T/rma2.log $NR -n 2 $D/device_rma_231
+TAIL=4 run "conf_team 2 PEs" $T/team2.log $NR -n 2 $D/conf_team_231
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 run "conf_team 4 PEs" $T/team4.log $NR -n 4 $D/conf_team_231
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 run "conf_signal_wait 2 PEs" $T/sw2.log $NR -n 2 $D/conf_signal_wait_231
+TAIL=4 run "conf_launch 2 PEs" $T/launch2.log $NR -n 2 $D/conf_launch_231
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 run "conf_cumodule 2 PEs" $T/cum2.log $NR -n 2 $D/conf_cumodule_231
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 run "context_one 2 PEs" $T/ctx2.log env NIIN_BARRIER_CTAS=64 $NR -n 2 $D/context_one_231
+TAIL=4 run "coll_smoke 4 PEs" $T/smoke4.log env SMOKE_TIMEOUT_S=20 $NR -n 4 $D/coll_smoke_231
+[ -z "${SKIP_LONG:-}" ] && TAIL=4 TMO=200 run "conf_coll 2 PEs" $T/coll2.log $NR -n 2 $D/conf_coll_231
+# ---- host API at 2 PEs (library of this commit)
+TAIL=4 run "host_api 2 PEs" $T/hostapi2.log $NR -n 2 $D/host_api
+TAIL=6 run "check_worker 2 PEs" $T/cw2.log $NR -n 2 $BIN/check_worker rma_every_type barrier_repeated teams_split_translate_barrier team_barrier_on_stream collectives_every_type heap_symmetric bad_input
+# ---- issue 16 examples: CUDA C++ (examples/cuda) and the cudarc interop example
+for ex in ring allreduce moe_dispatch; do
+  TAIL=6 run "example $ex.cu 2 PEs" $T/ex_$ex.log $NR -n 2 $D/ex_$ex
+done
+TAIL=6 run "example allreduce.cu 4 PEs" $T/ex_allreduce4.log $NR -n 4 $D/ex_allreduce
+TAIL=8 run "example cudarc_interop 2 PEs" $T/ex_cudarc.log $NR -n 2 $D/cudarc_interop --require-gpu
+for f in $T/ex_*.log; do tail -4 $f | sed "s|^|$(basename $f)|" >> "$SUM"; done
+tar -cJf "$O/sanity-logs.tar.xz" -C $T $(cd $T && ls ex_*.log)  -C $T rma2.log team2.log team4.log sw2.log launch2.log cum2.log ctx2.log smoke4.log coll2.log hostapi2.log cw2.log 2>/dev/null
+fi
+echo "=== done part $PART"
