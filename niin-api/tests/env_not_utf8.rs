@@ -6,42 +6,18 @@
 //!
 //! The process environment is global: this binary holds this one test only.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-
 use niin_api::{World, WorldConfig};
 
-fn set(name: &str, value: &[u8]) {
-    // SAFETY: this test binary runs this one test, the only code reading or writing the
-    // environment while it runs.
-    unsafe { std::env::set_var(name, OsStr::from_bytes(value)) };
-}
-
-fn unset(name: &str) {
-    // SAFETY: as in `set`.
-    unsafe { std::env::remove_var(name) };
-}
+#[path = "support/env.rs"]
+mod env_support;
+use env_support::{CONFIG_VARS, LAUNCHER_VARS, set, unset};
 
 #[test]
 fn values_that_are_not_utf8_are_errors_not_defaults() {
-    for var in [
-        "NIIN_PE",
-        "NIIN_NPES",
-        "NIIN_JOB_ID",
-        "NIIN_LAUNCHER",
-        "RANK",
-        "WORLD_SIZE",
-    ] {
+    for var in LAUNCHER_VARS {
         unset(var);
     }
-    for var in [
-        "NIIN_TRANSPORT",
-        "NVSHMEM_SYMMETRIC_SIZE",
-        "NIIN_TIMEOUT",
-        "NIIN_CHECK_SYMMETRY",
-        "NIIN_MOCK_NODE_SIZE",
-        "NIIN_CHECK_COLLECTIVES",
-    ] {
+    for var in CONFIG_VARS {
         set(var, b"1\xff");
         let msg = WorldConfig::from_env().unwrap_err().to_string();
         assert!(

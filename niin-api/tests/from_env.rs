@@ -8,37 +8,14 @@ use std::time::Duration;
 
 use niin_api::{Error, TransportKind, World, WorldConfig};
 
-fn set(name: &str, value: &str) {
-    // SAFETY: this test binary runs this one test, the only code reading or writing the
-    // environment while it runs.
-    unsafe { std::env::set_var(name, value) };
-}
-
-fn unset(name: &str) {
-    // SAFETY: as in `set`.
-    unsafe { std::env::remove_var(name) };
-}
-
-const VARS: [&str; 6] = [
-    "NIIN_TRANSPORT",
-    "NVSHMEM_SYMMETRIC_SIZE",
-    "NIIN_TIMEOUT",
-    "NIIN_CHECK_SYMMETRY",
-    "NIIN_MOCK_NODE_SIZE",
-    "NIIN_CHECK_COLLECTIVES",
-];
+#[path = "support/env.rs"]
+mod env_support;
+use env_support::{CONFIG_VARS, LAUNCHER_VARS, set, unset};
 
 #[test]
 fn from_env_reads_the_environment_and_init_uses_it() {
     // No launcher: SPMD init makes a one-PE world.
-    for var in VARS.iter().chain(&[
-        "NIIN_PE",
-        "NIIN_NPES",
-        "NIIN_JOB_ID",
-        "NIIN_LAUNCHER",
-        "RANK",
-        "WORLD_SIZE",
-    ]) {
+    for var in CONFIG_VARS.iter().chain(&LAUNCHER_VARS) {
         unset(var);
     }
     // Unset: the defaults.
@@ -94,7 +71,7 @@ fn from_env_reads_the_environment_and_init_uses_it() {
         }
         unset(var);
     }
-    for var in VARS {
+    for var in CONFIG_VARS {
         unset(var);
     }
 }

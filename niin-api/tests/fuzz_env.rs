@@ -20,8 +20,11 @@ use niin_api::bootstrap::{self, Launcher, Placement, Rendezvous};
 use niin_api::{TransportKind, WorldConfig};
 use proptest::prelude::*;
 
+#[path = "support/env.rs"]
+mod env_support;
 #[path = "support/fuzz.rs"]
 mod fuzz_support;
+use env_support::CONFIG_VARS;
 use fuzz_support::fuzz;
 
 /// This file's inputs (support/fuzz.rs).
@@ -98,15 +101,6 @@ fn one_line(msg: &str) -> Result<(), TestCaseError> {
     prop_assert!(!msg.contains('\n') && !msg.contains('\r'), "{msg:?}");
     Ok(())
 }
-
-const CONFIG_VARS: [&str; 6] = [
-    "NIIN_TRANSPORT",
-    "NVSHMEM_SYMMETRIC_SIZE",
-    "NIIN_TIMEOUT",
-    "NIIN_CHECK_SYMMETRY",
-    "NIIN_MOCK_NODE_SIZE",
-    "NIIN_CHECK_COLLECTIVES",
-];
 
 /// Checks one `from_lookup` of the variables `set` (the others unset).
 fn check_config(set: &HashMap<&'static str, String>) -> Result<(), TestCaseError> {

@@ -209,6 +209,17 @@ impl StatusBoard {
     }
 }
 
+/// A fresh board of `n_pes` PEs in its own temporary folder named after `tag` (for tests of
+/// the board's readers); returns the folder, which the test removes.
+#[cfg(test)]
+pub(crate) fn test_board(tag: &str, n_pes: usize) -> (std::path::PathBuf, StatusBoard) {
+    let dir = std::env::temp_dir().join(format!("niin-board-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let board = StatusBoard::create(&dir.join(STATUS_FILE_NAME), n_pes).unwrap();
+    (dir, board)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1048,7 +1048,7 @@ impl LsaTransport {
             )?;
             return self.enqueue_team_barrier(s, team);
         };
-        if self.central_world && team.is_world(self.n_pes) {
+        if self.central_for(&team) {
             return self.enqueue_central_barrier(s, team);
         }
         let word = self.barrier_word.ptr();
@@ -1739,10 +1739,7 @@ mod peer_failure_tests {
 
     #[test]
     fn a_failed_peer_is_found_on_the_board_and_this_pe_is_not_blamed() {
-        let dir = std::env::temp_dir().join(format!("niin-lsa-board-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let board = StatusBoard::create(&dir.join("pe-status"), 4).unwrap();
+        let (dir, board) = crate::status::test_board("lsa", 4);
         assert_eq!(failed_peer(&board, 0), None);
         board.record(2, &PeEnd::Success);
         assert_eq!(

@@ -131,17 +131,13 @@ mod tests {
     use std::time::Instant;
 
     fn board(tag: &str, n_pes: usize) -> (std::path::PathBuf, StatusBoard) {
-        let dir = std::env::temp_dir().join(format!("niin-watchdog-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let board = StatusBoard::create(&dir.join("pe-status"), n_pes).unwrap();
-        (dir, board)
+        crate::status::test_board(&format!("watchdog-{tag}"), n_pes)
     }
 
     #[test]
     fn a_dead_peer_is_reported_once_and_promptly() {
         let (dir, launcher) = board("dead", 3);
-        let pe0 = StatusBoard::open(&dir.join("pe-status"), 3).unwrap();
+        let pe0 = StatusBoard::open(&dir.join(crate::status::STATUS_FILE_NAME), 3).unwrap();
         let stop: StopFlag = Arc::new((Mutex::new(false), Condvar::new()));
         let (tx, rx) = mpsc::channel();
         let thread_stop = Arc::clone(&stop);

@@ -30,6 +30,7 @@
 #include <nccl_device.h>
 
 /* NIIN_NCCL_HAS_GIN, NIIN_USE_GIN, ...: what the NCCL headers in use can do. */
+#include "niin/impl/clock_impl.h"
 #include "niin/impl/nccl_caps.h"
 
 /* The device context: the per-module slot, its registration and init hook, and the GIN
@@ -119,12 +120,6 @@ __device__ __forceinline__ bool nccl_counts(ScopeBlock) {
 }
 __device__ __forceinline__ constexpr bool nccl_counts(ScopeWarpgroup) { return false; }
 
-/* The NCCL cooperation type of a scope; for ScopeBlock only where nccl_counts(). */
-__device__ __forceinline__ ncclCoopThread nccl_coop_of(ScopeThread) { return ncclCoopThread(); }
-__device__ __forceinline__ ncclCoopWarp nccl_coop_of(ScopeWarp) { return ncclCoopWarp(); }
-__device__ __forceinline__ ncclCoopCta nccl_coop_of(ScopeBlock) { return ncclCoopCta(); }
-/* (never used: nccl_counts(ScopeWarpgroup) is false, NCCL's sessions run in one thread) */
-__device__ __forceinline__ ncclCoopThread nccl_coop_of(ScopeWarpgroup) { return ncclCoopThread(); }
 
 /* Runs f(coop) with the NCCL cooperation type of a scope (for ncclGin and the barrier
  * sessions), called by every thread of the scope: ncclCoopThread, ncclCoopWarp, and

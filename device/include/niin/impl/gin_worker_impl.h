@@ -20,6 +20,7 @@
 #define NIIN_IMPL_GIN_WORKER_IMPL_H
 
 #if defined(__CUDACC__)
+#include "niin/impl/clock_impl.h"
 #include "niin/impl/gin_proxy_impl.h"
 
 /* NCCL's VA signal (a 64-bit add at window + offset, ordered after the put it comes with):
@@ -39,12 +40,6 @@ using gin_signal_inc = ncclGin_SignalInc;
 #elif NIIN_USE_GIN
 using gin_signal_inc = ncclGin_SignalInc;
 #endif
-
-__device__ __forceinline__ unsigned long long gin_now_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 /* NIIN_GIN_LOOPBACK: the load/store address of heap offset `off` on `pe`. */
 __device__ __forceinline__ char *gin_loopback_address(const niin_device_context &c,
@@ -132,7 +127,7 @@ __device__ __forceinline__ void gin_loopback_loop(const niin_device_context &c) 
     niin_gin_queue *q = c.gin_queue;
     const unsigned int lane = threadIdx.x & 31u;
     unsigned long long head = q->head;
-    unsigned long long idle_since = gin_now_ns();
+    unsigned long long idle_since = global_ns();
     bool unflushed = false;
     for (;;) {
         niin_gin_request *s = &q->slots[head & (q->capacity - 1)];
@@ -149,7 +144,7 @@ __device__ __forceinline__ void gin_loopback_loop(const niin_device_context &c) 
                 if (lane == 0) gin_st_release(&q->done, head);
                 unflushed = false;
             }
-            idle_since = gin_now_ns();
+            idle_since = global_ns();
             continue;
         }
         if (unflushed) {
@@ -157,7 +152,7 @@ __device__ __forceinline__ void gin_loopback_loop(const niin_device_context &c) 
             unflushed = false;
         }
         const int stop = lane == 0 && (q->control->stop != 0u ||
-                                       gin_now_ns() - idle_since > NIIN_GIN_WORKER_IDLE_NS);
+                                       global_ns() - idle_since > NIIN_GIN_WORKER_IDLE_NS);
         if (__shfl_sync(0xffffffffu, stop, 0)) break;
         __nanosleep(64);
     }
@@ -234,7 +229,7 @@ __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
     const int rail_peers = ncclTeamRail(c.dev_comm).nRanks - 1;
 #endif
     unsigned long long head = q->head;
-    unsigned long long idle_since = gin_now_ns();
+    unsigned long long idle_since = global_ns();
     bool unflushed = false;
     unsigned int barriers_pending = 0;
     for (;;) {
@@ -263,7 +258,7 @@ __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
                 gin_st_release(&q->done, head);
                 unflushed = false;
             }
-            idle_since = gin_now_ns();
+            idle_since = global_ns();
             continue;
         }
         if (unflushed) {
@@ -284,11 +279,11 @@ __device__ __noinline__ void gin_worker_run(const niin_device_context &c) {
                     barriers_pending--;
                 }
             }
-            idle_since = gin_now_ns();
+            idle_since = global_ns();
         }
 #endif
         if (q->control->stop != 0u) break;
-        if (barriers_pending == 0 && gin_now_ns() - idle_since > NIIN_GIN_WORKER_IDLE_NS) break;
+        if (barriers_pending == 0 && global_ns() - idle_since > NIIN_GIN_WORKER_IDLE_NS) break;
         __nanosleep(64);
     }
     __threadfence_system();

@@ -118,13 +118,6 @@ __device__ __forceinline__ void append_text(char *out, int cap, int *at, const c
     while (*text != '\0' && *at < cap - 1) out[(*at)++] = *text++;
 }
 
-/* The nanosecond clock of the GPU (the same on every SM). */
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* A stalled barrier wait (see "counting barriers" above): called by the waiting thread every
  * 1024 polls with the wait's start (0 the first time), returns it (the clock then). Prints
  * one NIIN: line and stops the kernel (__trap(): the host sees cudaErrorLaunchFailure at its
