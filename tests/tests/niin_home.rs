@@ -15,6 +15,10 @@
 //! - `examples/pkg-config`: its `build.sh` (`pkg-config --cflags --libs nvshmem`), run
 //!   with 2 PEs.
 //! - The plain link line (`-I -L -Wl,-rpath -lnvshmem_host`), run with 2 PEs.
+//! - The Python wheel (`scripts/build-wheel.py --home`), pip-installed into a folder: what
+//!   `python -m niin_rs` reports, and programs built from the installed package (its
+//!   `--libs`, `-lnvshmem`, CMake through `--cmake-prefix`) run under the `niinrun`
+//!   console script.
 //!
 //! Tools: `cmake` with `make` or `ninja`, and `pkg-config` or `pkgconf`, from `PATH`. One
 //! that is missing is installed from PyPI into `target/tools/<wheel>` with
@@ -184,7 +188,7 @@ fn find_tool(tool: &Tool) -> PathBuf {
     if let Some(path) = installed() {
         return path;
     }
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let python = python();
     let pip = Command::new(&python)
         .args([
             "-m",
@@ -225,8 +229,13 @@ fn find_tool(tool: &Tool) -> PathBuf {
 /// Runs `program` with 2 PEs under NIIN_HOME's niinrun on the mock, without
 /// LD_LIBRARY_PATH, and checks that both PEs print the example's OK line.
 fn run_app(program: &Path) {
-    let niinrun = niin_home().join("bin/niinrun");
-    let output = Command::new(&niinrun)
+    run_app_under(Command::new(niin_home().join("bin/niinrun")), program);
+}
+
+/// Runs `program` with 2 PEs under `niinrun` (a launcher command, its own environment
+/// set) on the mock, without LD_LIBRARY_PATH, and checks both PEs' OK lines.
+fn run_app_under(mut niinrun: Command, program: &Path) {
+    let output = niinrun
         .args(["-n", "2", "--timeout", "120"])
         .arg(program)
         // cargo puts target/debug (which has a libnvshmem_host.so) on the test's
@@ -237,12 +246,12 @@ fn run_app(program: &Path) {
         // Small heaps: the job must fit a container's 64 MiB /dev/shm.
         .env("NVSHMEM_SYMMETRIC_SIZE", "4M")
         .output()
-        .unwrap_or_else(|e| panic!("{} did not start: {e}", niinrun.display()));
+        .unwrap_or_else(|e| panic!("{niinrun:?} did not start: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(
         output.status.success(),
-        "niinrun -n 2 {} failed ({}):\n{all}",
+        "{niinrun:?} -n 2 {} failed ({}):\n{all}",
         program.display(),
         output.status
     );
@@ -400,4 +409,124 @@ fn plain_link_line_builds_and_runs() {
             .arg(&out),
     );
     run_app(&out);
+}
+
+/// The Python interpreter: `$PYTHON`, else `python3`.
+fn python() -> std::ffi::OsString {
+    std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into())
+}
+
+/// Issue 16 part 6: the wheel of `scripts/build-wheel.py`, made from this NIIN_HOME and
+/// installed by pip (`--target`, no network), is a working NIIN_HOME: `python -m niin_rs`
+/// names the installed folder and flags; a C program linked with those flags, and one
+/// linked with `-lnvshmem` (the wheel's linker script), and the CMake example configured
+/// with `--cmake-prefix`, run with 2 PEs under the `niinrun` console script.
+#[test]
+fn python_wheel_installs_and_runs() {
+    let home = niin_home();
+    let dir = scratch().join("wheel");
+    let _ = std::fs::remove_dir_all(&dir);
+    let python = python();
+    let dist = dir.join("dist");
+    run_ok(
+        Command::new(&python)
+            .arg(repo().join("scripts/build-wheel.py"))
+            .arg("--home")
+            .arg(home)
+            .arg("--out")
+            .arg(&dist),
+    );
+    let wheels: Vec<PathBuf> = std::fs::read_dir(&dist)
+        .expect("the wheel's folder")
+        .map(|e| e.expect("a folder entry").path())
+        .filter(|p| p.extension() == Some(OsStr::new("whl")))
+        .collect();
+    assert_eq!(
+        wheels.len(),
+        1,
+        "one wheel expected in {}: {wheels:?}",
+        dist.display()
+    );
+    let wheel = &wheels[0];
+    let file = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let prefix = format!(
+        "niin_rs-{}-py3-none-manylinux_2_",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        file.starts_with(&prefix),
+        "{file} does not start with {prefix}"
+    );
+
+    let site = dir.join("site");
+    run_ok(
+        Command::new(&python)
+            .args(["-m", "pip", "install", "--no-deps", "--no-index"])
+            .args(["--disable-pip-version-check", "-q", "--target"])
+            .arg(&site)
+            .arg(wheel),
+    );
+    let query = |flag: &str| -> String {
+        let out = run_ok(
+            Command::new(&python)
+                .args(["-m", "niin_rs", flag])
+                .env("PYTHONPATH", &site),
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let package = site.join("niin_rs");
+    assert_eq!(query("--home"), package.display().to_string());
+    assert_eq!(query("--version"), env!("CARGO_PKG_VERSION"));
+    for file in [
+        "bin/niinrun",
+        "include/nvshmem.h",
+        "include/nvshmemx.h",
+        "lib/libnvshmem_host.so",
+        "lib/libnvshmem.so",
+        "lib/cmake/nvshmem/nvshmem-config.cmake",
+        "lib/pkgconfig/nvshmem.pc",
+    ] {
+        assert!(
+            package.join(file).is_file(),
+            "the wheel installed no {file}"
+        );
+    }
+    let console_script = || {
+        let mut cmd = Command::new(site.join("bin/niinrun"));
+        cmd.env("PYTHONPATH", &site);
+        cmd
+    };
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let lib = query("--lib");
+    for (name, libs) in [
+        ("app-libs", query("--libs")),
+        (
+            "app-lnvshmem",
+            format!("-L{lib} -Wl,-rpath,{lib} -lnvshmem"),
+        ),
+    ] {
+        let out = dir.join(name);
+        run_ok(
+            Command::new(&cc)
+                .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+                .arg(repo().join("examples/pkg-config/app.c"))
+                .args(query("--cflags").split_whitespace())
+                .args(libs.split_whitespace())
+                .arg("-o")
+                .arg(&out),
+        );
+        run_app_under(console_script(), &out);
+    }
+
+    let build = dir.join("cmake-build");
+    run_ok(
+        cmake()
+            .arg("-S")
+            .arg(repo().join("examples/cmake"))
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", query("--cmake-prefix"))),
+    );
+    run_ok(Command::new(find_tool(&CMAKE)).arg("--build").arg(&build));
+    run_app_under(console_script(), &build.join("app"));
 }
