@@ -164,10 +164,11 @@ fn value(
     }
 }
 
-/// Parses a PE count: a decimal integer in `1..=MAX_PES`.
+/// Parses a PE count: decimal digits only (no sign, no spaces), a value in `1..=MAX_PES`.
 pub(super) fn parse_pe_count(text: &str) -> Result<usize, LaunchError> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     match text.parse::<usize>() {
-        Ok(n) if (1..=MAX_PES).contains(&n) => Ok(n),
+        Ok(n) if digits && (1..=MAX_PES).contains(&n) => Ok(n),
         _ => Err(LaunchError::InvalidPeCount(text.to_owned())),
     }
 }
@@ -247,6 +248,9 @@ mod tests {
         }
         assert!(matches!(error(&["-n0", "p"]), LaunchError::InvalidPeCount(v) if v == "0"));
         assert!(matches!(error(&["--np=abc", "p"]), LaunchError::InvalidPeCount(v) if v == "abc"));
+        // A sign is not a count, though Rust's integer parser takes `+`.
+        assert!(matches!(error(&["-n", "+4", "p"]), LaunchError::InvalidPeCount(v) if v == "+4"));
+        assert!(matches!(error(&["-n+4", "p"]), LaunchError::InvalidPeCount(v) if v == "+4"));
     }
 
     #[test]
