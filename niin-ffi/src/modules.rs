@@ -674,13 +674,13 @@ pub struct DeviceSettings {
 impl DeviceSettings {
     /// Reads the five variables; the first bad one is the error.
     pub fn from_env() -> Result<Self, String> {
-        let var = |name: &str| std::env::var(name).ok();
+        let var = |name: &str| niin_transport::env::text(name).map_err(|e| e.to_string());
         Ok(DeviceSettings {
-            barrier_count: barrier_count_from(var(BARRIER_CTAS_VAR).as_deref())?,
-            put_signal_mode: put_signal_mode_from(var(PUT_SIGNAL_MODE_VAR).as_deref())?,
-            gin_loopback: flag_from(GIN_LOOPBACK_VAR, var(GIN_LOOPBACK_VAR).as_deref())?,
-            gin_queue_slots: gin_queue_slots_from(var(GIN_QUEUE_SLOTS_VAR).as_deref())?,
-            nvls_disabled: bool_from(DISABLE_NVLS_VAR, var(DISABLE_NVLS_VAR).as_deref())?,
+            barrier_count: barrier_count_from(var(BARRIER_CTAS_VAR)?.as_deref())?,
+            put_signal_mode: put_signal_mode_from(var(PUT_SIGNAL_MODE_VAR)?.as_deref())?,
+            gin_loopback: flag_from(GIN_LOOPBACK_VAR, var(GIN_LOOPBACK_VAR)?.as_deref())?,
+            gin_queue_slots: gin_queue_slots_from(var(GIN_QUEUE_SLOTS_VAR)?.as_deref())?,
+            nvls_disabled: bool_from(DISABLE_NVLS_VAR, var(DISABLE_NVLS_VAR)?.as_deref())?,
         })
     }
 }

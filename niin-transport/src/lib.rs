@@ -12,6 +12,7 @@
 
 pub mod coll;
 pub mod cuda;
+pub mod env;
 pub mod error;
 pub mod gin;
 pub mod lsa;

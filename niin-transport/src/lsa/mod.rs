@@ -397,15 +397,13 @@ impl LsaTransport {
         timeout: Duration,
     ) -> Result<LsaTransport> {
         device.make_current().map_err(cuda_err)?;
-        let host_coll = HostCollPath::parse(std::env::var(HOST_COLL_VAR).ok().as_deref())?;
-        let barrier_path = BarrierPath::parse(std::env::var(BARRIER_VAR).ok().as_deref())?;
-        let peer_addresses = PeerAddresses::parse(
-            std::env::var(PEER_ADDRESSES_VAR).ok().as_deref(),
-        )
-        .map_err(|what| TransportError::BadArgument {
-            op: "nvshmem_init",
-            what,
-        })?;
+        let host_coll = HostCollPath::parse(crate::env::text(HOST_COLL_VAR)?.as_deref())?;
+        let barrier_path = BarrierPath::parse(crate::env::text(BARRIER_VAR)?.as_deref())?;
+        let peer_addresses = PeerAddresses::parse(crate::env::text(PEER_ADDRESSES_VAR)?.as_deref())
+            .map_err(|what| TransportError::BadArgument {
+                op: "nvshmem_init",
+                what,
+            })?;
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();

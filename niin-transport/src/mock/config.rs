@@ -56,7 +56,7 @@ impl MockConfig {
     /// The defaults, with the timeout from `NIIN_TIMEOUT` (seconds) when it is set. A
     /// malformed value is an error naming the variable and the value.
     pub fn from_env() -> Result<MockConfig> {
-        let raw = std::env::var(TIMEOUT_VAR).ok();
+        let raw = crate::env::text(TIMEOUT_VAR)?;
         Ok(MockConfig {
             timeout: parse_timeout(raw.as_deref())?,
             ..MockConfig::default()
