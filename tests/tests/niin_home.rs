@@ -91,6 +91,21 @@ fn artifacts() -> (PathBuf, PathBuf) {
     (debug.join("libnvshmem_host.so"), debug.join("niinrun"))
 }
 
+/// What an NIIN_HOME holds (`lib/libnvshmem.so`: a link to the library in a laid-out tree,
+/// a linker script in the wheel).
+const HOME_FILES: &[&str] = &[
+    "bin/niinrun",
+    "include/nvshmem.h",
+    "include/nvshmemx.h",
+    "lib/libnvshmem_host.so",
+    "lib/libnvshmem.so",
+    "lib/cmake/nvshmem/nvshmem-config.cmake",
+    "lib/cmake/nvshmem/nvshmem-config-version.cmake",
+    "lib/cmake/nvshmem/NVSHMEMConfig.cmake",
+    "lib/cmake/nvshmem/NVSHMEMConfigVersion.cmake",
+    "lib/pkgconfig/nvshmem.pc",
+];
+
 /// The NIIN_HOME of this run: laid out by the script, then moved to another folder.
 fn niin_home() -> &'static Path {
     static HOME: OnceLock<PathBuf> = OnceLock::new();
@@ -113,18 +128,7 @@ fn niin_home() -> &'static Path {
         assert!(text.contains("NVSHMEM API 3.4.5"), "{text}");
         let home = dir.join("NIIN_HOME");
         std::fs::rename(&laid_out, &home).expect("NIIN_HOME moves");
-        for file in [
-            "bin/niinrun",
-            "include/nvshmem.h",
-            "include/nvshmemx.h",
-            "lib/libnvshmem_host.so",
-            "lib/libnvshmem.so",
-            "lib/cmake/nvshmem/nvshmem-config.cmake",
-            "lib/cmake/nvshmem/nvshmem-config-version.cmake",
-            "lib/cmake/nvshmem/NVSHMEMConfig.cmake",
-            "lib/cmake/nvshmem/NVSHMEMConfigVersion.cmake",
-            "lib/pkgconfig/nvshmem.pc",
-        ] {
+        for file in HOME_FILES {
             assert!(home.join(file).exists(), "NIIN_HOME has no {file}");
         }
         home
@@ -477,19 +481,8 @@ fn python_wheel_installs_and_runs() {
     let package = site.join("niin_rs");
     assert_eq!(query("--home"), package.display().to_string());
     assert_eq!(query("--version"), env!("CARGO_PKG_VERSION"));
-    for file in [
-        "bin/niinrun",
-        "include/nvshmem.h",
-        "include/nvshmemx.h",
-        "lib/libnvshmem_host.so",
-        "lib/libnvshmem.so",
-        "lib/cmake/nvshmem/nvshmem-config.cmake",
-        "lib/pkgconfig/nvshmem.pc",
-    ] {
-        assert!(
-            package.join(file).is_file(),
-            "the wheel installed no {file}"
-        );
+    for file in HOME_FILES {
+        assert!(package.join(file).exists(), "the wheel installed no {file}");
     }
     let console_script = || {
         let mut cmd = Command::new(site.join("bin/niinrun"));
