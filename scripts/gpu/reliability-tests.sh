@@ -6,7 +6,8 @@
 # barrier latency (this tree, the last tree with NCCL's LSA barrier, NVSHMEM), the families
 # the new barriers touch, and issue 16's CUDA and cudarc examples.
 #
-# Expects, carried with .niin-nccl (64 MiB limit: pack .gpu/dev as dev.tar.xz):
+# Expects, carried with .niin-nccl (64 MiB limit: pack .gpu/dev as dev.tar.xz), all built by
+# scripts/gpu/prepare-reliability.sh in one command:
 #   .gpu/NIIN_HOME/lib, .gpu/bin/{niinrun,check_worker}   scripts/gpu/prepare.sh
 #   .gpu/dev.tar.xz with dev/: peer_death_device_231, barrier_lat_niin, barrier_lat_nvshmem,
 #     conf_team_231, conf_launch_231, coll_smoke_231 (build-device-tests.sh, ONLY="..."),
