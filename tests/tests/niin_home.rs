@@ -282,18 +282,24 @@ fn cmake() -> Command {
 #[test]
 fn cmake_example_builds_and_runs() {
     let home = niin_home();
-    let build = scratch().join("cmake-build");
-    let _ = std::fs::remove_dir_all(&build);
+    let app = build_cmake_example(&scratch().join("cmake-build"), home);
+    run_app(&app);
+}
+
+/// Configures `examples/cmake` in `build` with `prefix` as CMAKE_PREFIX_PATH, builds it,
+/// and returns the program's path.
+fn build_cmake_example(build: &Path, prefix: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(build);
     run_ok(
         cmake()
             .arg("-S")
             .arg(repo().join("examples/cmake"))
             .arg("-B")
-            .arg(&build)
-            .arg(format!("-DCMAKE_PREFIX_PATH={}", home.display())),
+            .arg(build)
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())),
     );
-    run_ok(Command::new(find_tool(&CMAKE)).arg("--build").arg(&build));
-    run_app(&build.join("app"));
+    run_ok(Command::new(find_tool(&CMAKE)).arg("--build").arg(build));
+    build.join("app")
 }
 
 /// What the CMake package offers, besides the example's use: both spellings, the version
@@ -511,15 +517,7 @@ fn python_wheel_installs_and_runs() {
         run_app_under(console_script(), &out);
     }
 
-    let build = dir.join("cmake-build");
-    run_ok(
-        cmake()
-            .arg("-S")
-            .arg(repo().join("examples/cmake"))
-            .arg("-B")
-            .arg(&build)
-            .arg(format!("-DCMAKE_PREFIX_PATH={}", query("--cmake-prefix"))),
-    );
-    run_ok(Command::new(find_tool(&CMAKE)).arg("--build").arg(&build));
-    run_app_under(console_script(), &build.join("app"));
+    let prefix = PathBuf::from(query("--cmake-prefix"));
+    let app = build_cmake_example(&dir.join("cmake-build"), &prefix);
+    run_app_under(console_script(), &app);
 }
