@@ -26,6 +26,9 @@
 //!    reports (`sysconfig` purelib, `site.getsitepackages()`, the user site). `python3` is
 //!    only run when steps 1–4 found nothing.
 //!
+//! `NIIN_NCCL_LIBRARY` or `NCCL_HOME` set to bytes that are not valid UTF-8 is an error
+//! naming the variable, before any step (it is never read as unset).
+//!
 //! From step 3 on, a library that opens but is older than [`MIN_VERSION`] is recorded
 //! ("too old") and the search goes on. When nothing usable is found the error
 //! ([`NcclError::NotFound`]) lists every place tried and why it was not used.
@@ -302,6 +305,22 @@ fn accept_or_too_old<L>(
     })
 }
 
+/// The variables that name where NCCL is ([`ENV_LIBRARY`], `NCCL_HOME`), read with `read`:
+/// a value that is not valid UTF-8 is an error naming it. Read as unset, it would make the
+/// search quietly skip the place the user chose.
+fn check_path_vars(
+    read: impl Fn(&str) -> std::result::Result<Option<String>, crate::env::NotUnicode>,
+) -> Result<()> {
+    for name in [ENV_LIBRARY, "NCCL_HOME"] {
+        if let Err(bad) = read(name) {
+            return Err(NcclError::InvalidArgument {
+                what: format!("{bad}; niin-rs reads NCCL's location from UTF-8 paths only"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The site-packages directories of the active Python, in the order of search step 5:
 /// `$VIRTUAL_ENV` and `$CONDA_PREFIX` (`lib/python3*/site-packages`, newest first), each
 /// entry of `$PYTHONPATH`, then what `python3` reports (purelib, `site.getsitepackages()`,
@@ -491,6 +510,7 @@ impl Nccl {
     }
 
     fn load_process() -> Result<Nccl> {
+        check_path_vars(crate::env::text)?;
         let var = |name: &str| std::env::var(name).ok();
         let site_dirs = || python_site_dirs(&var);
         let env = SearchEnv {
@@ -1013,6 +1033,27 @@ mod tests {
         };
         assert_eq!(tried[0].0, "/nonexistent/libnccl.so.2 (explicit path)");
         assert!(tried[0].1.contains("No such file"), "{err}");
+    }
+
+    #[test]
+    fn a_location_variable_that_is_not_utf8_is_an_error_naming_it() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let values = |bad: &'static str| {
+            move |name: &str| {
+                let value = (name == bad).then(|| OsString::from_vec(b"/opt/nc\xffcl".to_vec()));
+                crate::env::text_of(name, value)
+            }
+        };
+        for bad in [ENV_LIBRARY, "NCCL_HOME"] {
+            let err = check_path_vars(values(bad)).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("{bad}=\"/opt/nc\u{fffd}cl\"")),
+                "{err}"
+            );
+            assert!(err.contains("not valid UTF-8"), "{err}");
+        }
+        check_path_vars(values("PYTHONPATH")).unwrap();
     }
 
     #[test]
