@@ -1677,7 +1677,7 @@ impl Transport for LsaTransport {
         if self.finalized.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.device.make_current().map_err(cuda_err)?;
+        let current = self.device.make_current().map_err(cuda_err);
         self.streams
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -1686,12 +1686,19 @@ impl Transport for LsaTransport {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        let synced = self.internal.synchronize().map_err(cuda_err);
+        let synced = current.and_then(|()| self.internal.synchronize().map_err(cuda_err));
+        let mut team_comms = self.team_comms.lock().unwrap_or_else(|e| e.into_inner());
+        if synced.is_err() {
+            // The context's sticky error (a kernel trapped: a device barrier that stopped
+            // for a dead or missing PE, or any fault). `ncclCommFinalize` would wait for
+            // peers on a context that can run nothing, which hung a survivor for ever on
+            // the GPU: abort every communicator instead.
+            self.comm.abort_on_drop();
+            team_comms.values().for_each(Comm::abort_on_drop);
+        }
         // Every PE finalizes, so every team's communicator is released on all its ranks.
-        self.team_comms
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        team_comms.clear();
+        drop(team_comms);
         self.registered.clear();
         synced
     }
