@@ -4,7 +4,8 @@
 # in a device barrier or in a host barrier), issue 15 part 1 on NCCL (tests/c/mismatch.c at
 # the default level, host_bench per NIIN_CHECK_COLLECTIVES level beside NVSHMEM), device
 # barrier latency (this tree, the last tree with NCCL's LSA barrier, NVSHMEM), the families
-# the new barriers touch, and issue 16's CUDA and cudarc examples.
+# the new barriers touch, and issue 16's CUDA and cudarc examples. `min` and `b` ran in
+# session 24 on an H100 (PERFORMANCE.md, section 10); `a` has not run.
 #
 # Expects, carried with .niin-nccl (64 MiB limit: pack .gpu/dev as dev.tar.xz), all built by
 # scripts/gpu/prepare-reliability.sh in one command:
@@ -31,6 +32,8 @@ tar -xJf .gpu/dev.tar.xz -C .gpu 2>/dev/null || true
 D=$PWD/.gpu/dev; BIN=$PWD/.gpu/bin
 NR="$BIN/niinrun --timeout 100"
 row() { printf '%-60s %s\n' "$1" "$2" | tee -a "$SUM"; }
+# A stalled PE's survivors must get through nvshmem_finalize (it hung before b2d4bed).
+finalized() { grep -q "SURVIVOR finalized" "$1" || row "  $2" "FAIL: no 'SURVIVOR finalized' (finalize hung or crashed)"; }
 run() { local name=$1 log=$2; shift 2; echo "=== $name: $*"; local s=$SECONDS
   timeout ${TMO:-100} "$@" >"$log" 2>&1; local rc=$?; cat "$log" | tail -${TAIL:-25}
   row "$name" "rc=$rc ($((SECONDS - s)) s)"; }
@@ -44,7 +47,7 @@ if [ "$PART" = min ]; then
   run "pdd kill team 4" $T/pd_kill_team_4.log env PEER_DEATH_SCOPE=team $NR -n 4 $D/peer_death_device_231
   grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_team_4.log | head -14 >> "$SUM"
   run "pdd stall block 2 (NIIN_TIMEOUT=3)" $T/pd_stall_2.log env PEER_DEATH_MODE=stall PEER_DEATH_SCOPE=block PEER_DEATH_STALL_S=15 NIIN_TIMEOUT=3 $NR -n 2 $D/peer_death_device_231
-  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"
+  grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"; finalized $T/pd_stall_2.log "stall"
   run "peer_death host 2" $T/pd_host_2.log $NR -n 2 $D/peer_death
   grep -h "NIIN\|SURVIVOR\|niinrun" $T/pd_host_2.log | head -12 >> "$SUM"
   run "mismatch default 2" $T/mm_2.log $NR -n 2 $D/mismatch
@@ -73,9 +76,9 @@ grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_4.log | head -16 >> "$SUM"
 [ -z "${SKIP_LONG:-}" ] && run "peer_death_device kill block 4 PEs" $T/pd_kill_b4.log env PEER_DEATH_SCOPE=block $NR -n 4 $D/peer_death_device_231
 grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_kill_b4.log | head -16 >> "$SUM"
 run "peer_death_device stall thread 2 PEs (NIIN_TIMEOUT=3)" $T/pd_stall_2.log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=25 NIIN_TIMEOUT=3 $NR -n 2 $D/peer_death_device_231
-grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_2.log | head -12 >> "$SUM"; finalized $T/pd_stall_2.log "stall"
 [ -z "${SKIP_LONG:-}" ] && run "peer_death_device stall team 4 PEs (NIIN_TIMEOUT=3)" $T/pd_stall_t4.log env PEER_DEATH_MODE=stall PEER_DEATH_SCOPE=team PEER_DEATH_STALL_S=25 NIIN_TIMEOUT=3 $NR -n 4 $D/peer_death_device_231
-grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_t4.log | head -16 >> "$SUM"
+grep -h "NIIN\|SURVIVOR\|FAIL\|niinrun" $T/pd_stall_t4.log | head -16 >> "$SUM"; finalized $T/pd_stall_t4.log "stall team 4"
 # ---- part 7, host barrier (tests/c/peer_death.c)
 for n in 2 4; do
   run "peer_death host barrier $n PEs" $T/pd_host_$n.log $NR -n $n $D/peer_death
