@@ -17,7 +17,7 @@
 #     ex_ring, ex_allreduce, ex_moe_dispatch (examples/cuda), cudarc_interop
 #     (cargo build --release -p niin-api --example cudarc_interop)
 #   .gpu/old/barrier_lat_old + .gpu/NH-old/lib: barrier_lat.cu built against 05ea054
-# Usage: bash scripts/gpu/reliability-tests.sh {a|b|all|min}; REPS, SKIP_LONG, LAT_PES.
+# Usage: bash scripts/gpu/reliability-tests.sh {a|b|all|min|exit}; REPS, SKIP_LONG, LAT_PES.
 # Output: $OUT (default /tmp/out): summary-<part>.txt, the log, log archives.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,5 +135,33 @@ TAIL=6 run "example allreduce.cu 4 PEs" $T/ex_allreduce4.log $NR -n 4 $D/ex_allr
 TAIL=8 run "example cudarc_interop 2 PEs" $T/ex_cudarc.log $NR -n 2 $D/cudarc_interop --require-gpu
 for f in $T/ex_*.log; do tail -4 $f | sed "s|^|$(basename $f)|" >> "$SUM"; done
 tar -cJf "$O/sanity-logs.tar.xz" -C $T $(cd $T && ls ex_*.log)  -C $T rma2.log team2.log team4.log sw2.log launch2.log cum2.log ctx2.log smoke4.log coll2.log hostapi2.log cw2.log 2>/dev/null
+fi
+if [ "$PART" = exit ]; then
+# ---- how each survivor of a stalled PE exits (session 24: one 4-PE team-scope run had PE 0
+# die of SIGSEGV after "SURVIVOR finalized"). A wrapper prints every PE's own exit status;
+# WRAP_ZERO=1 makes it exit 0, so niinrun stops nobody early and no survivor's failure
+# reaches the others' status boards. Under gdb when the machine has it.
+W=$T/wrap.sh
+printf '%s\n' '#!/usr/bin/env bash' \
+  '"$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
+chmod +x $W
+ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
+for i in 1 2 3; do
+  z=""; [ $i = 3 ] && z=1
+  TAIL=0 run "stall team 4 ($i, WRAP_ZERO=$z)" $T/exit_team4_$i.log env WRAP_ZERO=$z "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 $W $D/peer_death_device_231
+  grep -h "EXIT\|niinrun" $T/exit_team4_$i.log >> "$SUM"; finalized $T/exit_team4_$i.log "stall team 4 ($i)"
+done
+TAIL=0 run "stall thread 4 (WRAP_ZERO=1)" $T/exit_thread4.log env WRAP_ZERO=1 "${ST[@]}" $NR -n 4 $W $D/peer_death_device_231
+grep -h "EXIT\|niinrun" $T/exit_thread4.log >> "$SUM"
+TAIL=0 run "kill thread 4 (WRAP_ZERO=1)" $T/exit_kill4.log env WRAP_ZERO=1 $NR -n 4 $W $D/peer_death_device_231
+grep -h "EXIT\|niinrun" $T/exit_kill4.log >> "$SUM"
+if command -v gdb >/dev/null; then
+  TAIL=0 TMO=60 run "stall team 4 under gdb" $T/exit_gdb.log env "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 gdb -q -batch -ex run -ex bt --args $D/peer_death_device_231
+  grep -h -A20 "SIGSEGV" $T/exit_gdb.log | head -40 >> "$SUM"
+else
+  row "gdb" "not on this machine"
+fi
+dmesg 2>/dev/null | grep -i "segfault" | tail -5 >> "$SUM"
+tar -cJf "$O/exit-logs.tar.xz" -C $T $(cd $T && ls exit_*.log)
 fi
 echo "=== done part $PART"
