@@ -54,6 +54,10 @@ use super::version::{Capabilities, MIN_VERSION, NcclVersion};
 pub const SONAME: &str = "libnccl.so.2";
 /// The variable naming a libnccl.so.2 file to load (search step 2).
 pub const ENV_LIBRARY: &str = "NIIN_NCCL_LIBRARY";
+/// The variable naming an NCCL installation whose `lib/` holds the library (search step 3).
+pub const ENV_HOME: &str = "NCCL_HOME";
+/// The variables that name where NCCL is: both must be valid UTF-8 when set.
+const LOCATION_VARS: [&str; 2] = [ENV_LIBRARY, ENV_HOME];
 /// Where the nvidia-nccl-cu12 and -cu13 wheels put the library, under site-packages.
 pub const WHEEL_LIBRARY: &str = "nvidia/nccl/lib/libnccl.so.2";
 
@@ -80,7 +84,7 @@ impl Source {
         match self {
             Source::AlreadyLoaded => "already loaded",
             Source::EnvLibrary => "NIIN_NCCL_LIBRARY",
-            Source::NcclHome => "NCCL_HOME",
+            Source::NcclHome => ENV_HOME,
             Source::SystemLoader => "system loader",
             Source::PythonWheel => "Python wheel",
             Source::Explicit => "explicit path",
@@ -201,7 +205,7 @@ pub fn search<L>(
 
     // 3. NCCL_HOME, 4. the system loader.
     let mut fixed = Vec::new();
-    if let Some(home) = var("NCCL_HOME") {
+    if let Some(home) = var(ENV_HOME) {
         fixed.push(Candidate {
             source: Source::NcclHome,
             target: Path::new(&home)
@@ -210,7 +214,7 @@ pub fn search<L>(
                 .display()
                 .to_string(),
             no_load: false,
-            why: format!("NCCL_HOME={home}"),
+            why: format!("{ENV_HOME}={home}"),
         });
     }
     fixed.push(Candidate {
@@ -305,13 +309,13 @@ fn accept_or_too_old<L>(
     })
 }
 
-/// The variables that name where NCCL is ([`ENV_LIBRARY`], `NCCL_HOME`), read with `read`:
+/// The variables that name where NCCL is ([`ENV_LIBRARY`], [`ENV_HOME`]), read with `read`:
 /// a value that is not valid UTF-8 is an error naming it. Read as unset, it would make the
 /// search quietly skip the place the user chose.
 fn check_path_vars(
     read: impl Fn(&str) -> std::result::Result<Option<String>, crate::env::NotUnicode>,
 ) -> Result<()> {
-    for name in [ENV_LIBRARY, "NCCL_HOME"] {
+    for name in LOCATION_VARS {
         if let Err(bad) = read(name) {
             return Err(NcclError::InvalidArgument {
                 what: format!("{bad}; niin-rs reads NCCL's location from UTF-8 paths only"),
@@ -1045,7 +1049,7 @@ mod tests {
                 crate::env::text_of(name, value)
             }
         };
-        for bad in [ENV_LIBRARY, "NCCL_HOME"] {
+        for bad in LOCATION_VARS {
             let err = check_path_vars(values(bad)).unwrap_err().to_string();
             assert!(
                 err.contains(&format!("{bad}=\"/opt/nc\u{fffd}cl\"")),
