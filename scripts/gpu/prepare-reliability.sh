@@ -4,6 +4,7 @@
 # 12 minutes on 2 cores from a fresh clone; session 23 did these steps by hand):
 #
 #   .gpu/NIIN_HOME, .gpu/bin/{niinrun,niin-nccl-info,check_worker}   release, stripped
+#   .gpu/bin/segv-trace.so   scripts/gpu/segv-trace.c, for reliability-tests.sh exit
 #   .gpu/dev.tar.xz     dev/: the device-API programs (build-device-tests.sh, ONLY=...), the
 #                       C programs of tests/c (nvcc -x cu), examples/cuda, cudarc_interop
 #   .gpu/old/barrier_lat_old + .gpu/NH-old/lib   tests/gpu/barrier_lat.cu built against
@@ -32,6 +33,8 @@ for b in niinrun niin-nccl-info check_worker; do
     cp "target/release/$b" .gpu/bin/
 done
 strip .gpu/bin/* .gpu/NIIN_HOME/bin/niinrun .gpu/NIIN_HOME/lib/libnvshmem_host.so
+# The `exit` part's fault reporter (LD_PRELOAD; the GPU machine has no gdb).
+gcc -O1 -g -Wall -Wextra -Werror -shared -fPIC scripts/gpu/segv-trace.c -o .gpu/bin/segv-trace.so
 
 ONLY="peer_death_device_231 barrier_lat_niin barrier_lat_nvshmem conf_team_231 conf_launch_231 \
 coll_smoke_231 host_bench_niin host_bench_nvshmem device_rma_231 conf_signal_wait_231 \

@@ -140,21 +140,25 @@ if [ "$PART" = exit ]; then
 # ---- how each survivor of a stalled PE exits (session 24: one 4-PE team-scope run had PE 0
 # die of SIGSEGV after "SURVIVOR finalized"). A wrapper prints every PE's own exit status;
 # WRAP_ZERO=1 makes it exit 0, so niinrun stops nobody early and no survivor's failure
-# reaches the others' status boards. Under gdb when the machine has it.
+# reaches the others' status boards. Each PE runs with .gpu/bin/segv-trace.so preloaded
+# (scripts/gpu/segv-trace.c): a SIGSEGV prints the PE, the thread's name (NCCL names its
+# threads under NCCL_SET_THREAD_NAME=1) and a backtrace.
+# Under gdb as well when the machine has it. EXIT_REPS team-scope runs (default 6).
 W=$T/wrap.sh
 printf '%s\n' '#!/usr/bin/env bash' \
-  '"$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
+  'LD_PRELOAD=$SEGV_TRACE "$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
 chmod +x $W
-ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
-for i in 1 2 3; do
-  z=""; [ $i = 3 ] && z=1
+export SEGV_TRACE=$BIN/segv-trace.so
+ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3 NCCL_SET_THREAD_NAME=1)
+for i in $(seq 1 ${EXIT_REPS:-6}); do
+  z=""; [ $((i % 2)) = 0 ] && z=1
   TAIL=0 run "stall team 4 ($i, WRAP_ZERO=$z)" $T/exit_team4_$i.log env WRAP_ZERO=$z "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 $W $D/peer_death_device_231
-  grep -h "EXIT\|niinrun" $T/exit_team4_$i.log >> "$SUM"; finalized $T/exit_team4_$i.log "stall team 4 ($i)"
+  grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_team4_$i.log >> "$SUM"; finalized $T/exit_team4_$i.log "stall team 4 ($i)"
 done
 TAIL=0 run "stall thread 4 (WRAP_ZERO=1)" $T/exit_thread4.log env WRAP_ZERO=1 "${ST[@]}" $NR -n 4 $W $D/peer_death_device_231
-grep -h "EXIT\|niinrun" $T/exit_thread4.log >> "$SUM"
-TAIL=0 run "kill thread 4 (WRAP_ZERO=1)" $T/exit_kill4.log env WRAP_ZERO=1 $NR -n 4 $W $D/peer_death_device_231
-grep -h "EXIT\|niinrun" $T/exit_kill4.log >> "$SUM"
+grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_thread4.log >> "$SUM"
+TAIL=0 run "kill thread 4 (WRAP_ZERO=1)" $T/exit_kill4.log env WRAP_ZERO=1 NCCL_SET_THREAD_NAME=1 $NR -n 4 $W $D/peer_death_device_231
+grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_kill4.log >> "$SUM"
 if command -v gdb >/dev/null; then
   TAIL=0 TMO=60 run "stall team 4 under gdb" $T/exit_gdb.log env "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 gdb -q -batch -ex run -ex bt --args $D/peer_death_device_231
   grep -h -A20 "SIGSEGV" $T/exit_gdb.log | head -40 >> "$SUM"

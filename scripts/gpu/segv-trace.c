@@ -1,0 +1,59 @@
+/* segv-trace.c -- a diagnostic LD_PRELOAD for the GPU machine, which has no gdb: when the
+ * process takes SIGSEGV, SIGBUS or SIGABRT, print which PE and which thread (its id and the
+ * name its creator gave it, e.g. NCCL's proxy threads), the faulting address, and a raw
+ * backtrace (library + offset, enough to tell libnccl, libcuda, libnvshmem_host and libc
+ * apart), then re-raise the signal with its default action so the exit status is unchanged.
+ *
+ * Built by scripts/gpu/prepare-reliability.sh into .gpu/bin/segv-trace.so:
+ *   gcc -O1 -g -shared -fPIC scripts/gpu/segv-trace.c -o .gpu/bin/segv-trace.so
+ * Used by `reliability-tests.sh exit` (session 24 saw a 4-PE survivor die of SIGSEGV after
+ * nvshmem_finalize; this names the thread and library it died in). Not part of the library.
+ */
+#define _GNU_SOURCE
+#include <execinfo.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void say(const char *s) {
+    ssize_t r = write(STDERR_FILENO, s, strlen(s));
+    (void)r;
+}
+
+static void on_fault(int sig, siginfo_t *info, void *uctx) {
+    (void)uctx;
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    const char *pe = getenv("NIIN_PE");
+    char line[256];
+    snprintf(line, sizeof line,
+             "SEGV-TRACE: PE %s pid %d caught signal %d (%s) at address %p in thread %ld "
+             "named '%s'; backtrace:\n",
+             pe ? pe : "?", (int)getpid(), sig, strsignal(sig), info ? info->si_addr : NULL,
+             (long)syscall(SYS_gettid), name);
+    say(line);
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    say("SEGV-TRACE: end\n");
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+__attribute__((constructor)) static void install(void) {
+    /* backtrace() loads libgcc_s on its first call; make that call here, not in the handler. */
+    void *warm[2];
+    backtrace(warm, 2);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+}
