@@ -5,7 +5,8 @@
 # the default level, host_bench per NIIN_CHECK_COLLECTIVES level beside NVSHMEM), device
 # barrier latency (this tree, the last tree with NCCL's LSA barrier, NVSHMEM), the families
 # the new barriers touch, and issue 16's CUDA and cudarc examples. `min` and `b` ran in
-# session 24 on an H100 (PERFORMANCE.md, section 10); `a` has not run.
+# session 24 on an H100 (PERFORMANCE.md, section 10), `a` and the first `exit` in session 25
+# (the second `exit`, with the exit guard, has not run).
 #
 # Expects, carried with .niin-nccl (64 MiB limit: pack .gpu/dev as dev.tar.xz), all built by
 # scripts/gpu/prepare-reliability.sh in one command:
@@ -137,35 +138,59 @@ for f in $T/ex_*.log; do tail -4 $f | sed "s|^|$(basename $f)|" >> "$SUM"; done
 tar -cJf "$O/sanity-logs.tar.xz" -C $T $(cd $T && ls ex_*.log)  -C $T rma2.log team2.log team4.log sw2.log launch2.log cum2.log ctx2.log smoke4.log coll2.log hostapi2.log cw2.log 2>/dev/null
 fi
 if [ "$PART" = exit ]; then
-# ---- how each survivor of a stalled PE exits (session 24: one 4-PE team-scope run had PE 0
-# die of SIGSEGV after "SURVIVOR finalized"). A wrapper prints every PE's own exit status;
-# WRAP_ZERO=1 makes it exit 0, so niinrun stops nobody early and no survivor's failure
-# reaches the others' status boards. Each PE runs with .gpu/bin/segv-trace.so preloaded
-# (scripts/gpu/segv-trace.c): a SIGSEGV prints the PE, the thread's name (NCCL names its
-# threads under NCCL_SET_THREAD_NAME=1) and a backtrace.
-# Under gdb as well when the machine has it. EXIT_REPS team-scope runs (default 6).
+# ---- how each survivor of a stalled PE exits. Session 25 ran six 4-PE team-scope stalls:
+# 10 of 15 survivor exits died of SIGSEGV in NCCL's proxy thread ("NCCL Service"), which
+# ncclCommAbort cannot stop on a failed CUDA context (PERFORMANCE.md, section 10), and one
+# survivor never ended. The exit guard (niin-transport/src/lsa/exit_guard.rs) ends such a
+# process at once with its own status. Here: EXIT_REPS team-scope stalls with the guard
+# (default 4), two with NIIN_FAULT_EXIT=full (the control: the crash should still show),
+# a thread-scope stall and a kill with the guard. Each PE runs under a wrapper that prints
+# its own exit status (WRAP_ZERO=1: exits 0, so niinrun stops nobody early) with
+# .gpu/bin/segv-trace.so preloaded (scripts/gpu/segv-trace.c; no gdb here): a SIGSEGV
+# prints the PE, the thread's name (NCCL names its threads under NCCL_SET_THREAD_NAME=1)
+# and a backtrace. Logs go to $OUT/exit/ as each run ends (a part cut short keeps them).
 W=$T/wrap.sh
 printf '%s\n' '#!/usr/bin/env bash' \
   'LD_PRELOAD=$SEGV_TRACE "$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
 chmod +x $W
-export SEGV_TRACE=$BIN/segv-trace.so
-ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3 NCCL_SET_THREAD_NAME=1)
-for i in $(seq 1 ${EXIT_REPS:-6}); do
-  z=""; [ $((i % 2)) = 0 ] && z=1
-  TAIL=0 run "stall team 4 ($i, WRAP_ZERO=$z)" $T/exit_team4_$i.log env WRAP_ZERO=$z "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 $W $D/peer_death_device_231
-  grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_team4_$i.log >> "$SUM"; finalized $T/exit_team4_$i.log "stall team 4 ($i)"
+export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1
+E=$O/exit; mkdir -p $E
+ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
+NR30="$BIN/niinrun --timeout 30"
+# exit_check LOG NAME SURVIVOR_RC CHECKS: CHECKS 1 (guard on): a FAIL row for a crash, a PE
+# that never ended, a survivor status other than the program's, or no guard line; 0 (guard
+# off): only for a PE that never ended; 2 (a kill, where niinrun may stop the survivors
+# before they finalize): only for a crash.
+exit_check() {
+  local log=$1 name=$2 want=$3 guarded=$4 n
+  grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x\|exit(.*) ends the process" "$log" >> "$SUM"
+  if [ "$guarded" = 2 ]; then
+    grep -q "SEGV-TRACE: PE" "$log" && row "  $name" "FAIL: a survivor crashed with the guard on"
+    return 0
+  fi
+  n=$(grep -c "EXIT PE" "$log")
+  [ "$n" = "$NPES" ] || row "  $name" "FAIL: $n of $NPES PEs printed their exit status (one never ended?)"
+  if [ "$guarded" = 1 ]; then
+    grep -q "SEGV-TRACE: PE" "$log" && row "  $name" "FAIL: a survivor crashed with the guard on"
+    grep "EXIT PE" "$log" | grep -v "PE $((NPES - 1)) " | grep -vq "rc=$want" &&
+      row "  $name" "FAIL: a survivor's status is not $want"
+    grep -q "exit($want) ends the process here" "$log" || row "  $name" "FAIL: no guard line"
+  fi
+  true
+}
+NPES=4
+for i in $(seq 1 ${EXIT_REPS:-4}); do
+  TAIL=0 TMO=45 run "stall team 4, guard ($i)" $E/team4_guard_$i.log env "${ST[@]}" PEER_DEATH_SCOPE=team $NR30 -n 4 $W $D/peer_death_device_231
+  exit_check $E/team4_guard_$i.log "stall team 4, guard ($i)" 3 1
 done
-TAIL=0 run "stall thread 4 (WRAP_ZERO=1)" $T/exit_thread4.log env WRAP_ZERO=1 "${ST[@]}" $NR -n 4 $W $D/peer_death_device_231
-grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_thread4.log >> "$SUM"
-TAIL=0 run "kill thread 4 (WRAP_ZERO=1)" $T/exit_kill4.log env WRAP_ZERO=1 NCCL_SET_THREAD_NAME=1 $NR -n 4 $W $D/peer_death_device_231
-grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x" $T/exit_kill4.log >> "$SUM"
-if command -v gdb >/dev/null; then
-  TAIL=0 TMO=60 run "stall team 4 under gdb" $T/exit_gdb.log env "${ST[@]}" PEER_DEATH_SCOPE=team $NR -n 4 gdb -q -batch -ex run -ex bt --args $D/peer_death_device_231
-  grep -h -A20 "SIGSEGV" $T/exit_gdb.log | head -40 >> "$SUM"
-else
-  row "gdb" "not on this machine"
-fi
-dmesg 2>/dev/null | grep -i "segfault" | tail -5 >> "$SUM"
-tar -cJf "$O/exit-logs.tar.xz" -C $T $(cd $T && ls exit_*.log)
+for i in 1 2; do
+  TAIL=0 TMO=45 run "stall team 4, NIIN_FAULT_EXIT=full ($i)" $E/team4_full_$i.log env NIIN_FAULT_EXIT=full "${ST[@]}" PEER_DEATH_SCOPE=team $NR30 -n 4 $W $D/peer_death_device_231
+  exit_check $E/team4_full_$i.log "stall team 4, full ($i)" 3 0
+done
+TAIL=0 TMO=45 run "stall thread 4, guard" $E/thread4_guard.log env "${ST[@]}" $NR30 -n 4 $W $D/peer_death_device_231
+exit_check $E/thread4_guard.log "stall thread 4, guard" 3 1
+# A kill needs the wrapper to pass the status on (WRAP_ZERO empty): the board must show it.
+TAIL=0 TMO=45 run "kill thread 2, guard" $E/kill2_guard.log env WRAP_ZERO= $NR30 -n 2 $W $D/peer_death_device_231
+exit_check $E/kill2_guard.log "kill thread 2, guard" 3 2
 fi
 echo "=== done part $PART"

@@ -110,8 +110,10 @@
 
 mod coll;
 pub mod device_support;
+mod exit_guard;
 mod flat_layout;
 pub use coll::{HOST_COLL_VAR, HostCollPath};
+pub use exit_guard::{FAULT_EXIT_VAR, FaultExit};
 mod registered;
 mod stream_barrier;
 mod watchdog;
@@ -338,6 +340,9 @@ pub struct LsaTransport {
     /// the stream is synchronized.
     pending: Mutex<HashMap<u64, Vec<DeviceBuffer>>>,
     use_stream_mem_ops: bool,
+    /// `NIIN_FAULT_EXIT`: how the process ends after finalize found the CUDA context
+    /// failed (`exit_guard.rs`).
+    fault_exit: FaultExit,
     /// Barriers over all PEs take the central barrier (agreed by every PE at start; see
     /// "Barriers over all PEs" in the module docs), not `ncclAllReduce`.
     central_world: bool,
@@ -399,6 +404,7 @@ impl LsaTransport {
         device.make_current().map_err(cuda_err)?;
         let host_coll = HostCollPath::parse(crate::env::text(HOST_COLL_VAR)?.as_deref())?;
         let barrier_path = BarrierPath::parse(crate::env::text(BARRIER_VAR)?.as_deref())?;
+        let fault_exit = FaultExit::parse(crate::env::text(FAULT_EXIT_VAR)?.as_deref())?;
         let peer_addresses = PeerAddresses::parse(crate::env::text(PEER_ADDRESSES_VAR)?.as_deref())
             .map_err(|what| TransportError::BadArgument {
                 op: "nvshmem_init",
@@ -498,6 +504,7 @@ impl LsaTransport {
             streams: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             use_stream_mem_ops,
+            fault_exit,
             central_world,
             from_descriptor,
             finalized: AtomicBool::new(false),
@@ -1688,13 +1695,15 @@ impl Transport for LsaTransport {
             .clear();
         let synced = current.and_then(|()| self.internal.synchronize().map_err(cuda_err));
         let mut team_comms = self.team_comms.lock().unwrap_or_else(|e| e.into_inner());
-        if synced.is_err() {
+        if let Err(e) = &synced {
             // The context's sticky error (a kernel trapped: a device barrier that stopped
             // for a dead or missing PE, or any fault). `ncclCommFinalize` would wait for
             // peers on a context that can run nothing, which hung a survivor for ever on
-            // the GPU: abort every communicator instead.
+            // the GPU: abort every communicator instead. The abort cannot stop NCCL's
+            // proxy thread on such a context, so the process's exit is guarded too.
             self.comm.abort_on_drop();
             team_comms.values().for_each(Comm::abort_on_drop);
+            exit_guard::arm(self.fault_exit, self.pe, &e.to_string());
         }
         // Every PE finalizes, so every team's communicator is released on all its ranks.
         team_comms.clear();
