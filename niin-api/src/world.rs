@@ -671,6 +671,12 @@ impl World {
     /// Ends this PE's part in the world (`nvshmem_finalize`, collective): a barrier, then
     /// the transport's resources are released. Every later call on any clone of this
     /// handle fails with [`Error::Finalized`]; a second finalize does too.
+    ///
+    /// On NCCL, when the CUDA context has failed (a kernel stopped, e.g. a device barrier
+    /// for a dead PE), the communicators are aborted instead, and the process's `exit`
+    /// then ends it at once with its status, skipping exit handlers registered before
+    /// this call (`NIIN_FAULT_EXIT`, README.md: NCCL's proxy thread outlives the abort
+    /// and crashed in them).
     pub fn finalize(&self) -> Result<()> {
         let call = CollectiveCall::new(CollectiveKind::Finalize, TeamId::WORLD, [0; 3]);
         let busy = self.enter_collective(&call)?;
