@@ -4,10 +4,10 @@
  * backtrace (library + offset, enough to tell libnccl, libcuda, libnvshmem_host and libc
  * apart), then re-raise the signal with its default action so the exit status is unchanged.
  *
- * Built by scripts/gpu/prepare-reliability.sh into .gpu/bin/segv-trace.so:
- *   gcc -O1 -g -shared -fPIC scripts/gpu/segv-trace.c -o .gpu/bin/segv-trace.so
- * Used by `reliability-tests.sh exit` (session 24 saw a 4-PE survivor die of SIGSEGV after
- * nvshmem_finalize; this names the thread and library it died in). Not part of the library.
+ * Built by scripts/gpu/prepare-reliability.sh into .gpu/bin/segv-trace.so (gcc -shared
+ * -fPIC, warnings as errors).
+ * Used by `reliability-tests.sh exit` (session 25 found with it that survivors of a stopped
+ * device barrier die in NCCL's proxy thread at exit: PERFORMANCE.md, section 10). Not part of the library.
  */
 #define _GNU_SOURCE
 #include <execinfo.h>

@@ -56,10 +56,12 @@ impl FaultExit {
     }
 }
 
-/// What the handler reports: the first faulted finalize of the process.
+/// What the handler reports: the first faulted finalize of the process, and whether the
+/// handler was registered for it.
 struct Armed {
     pe: usize,
     cause: String,
+    registered: bool,
 }
 
 static ARMED: OnceLock<Armed> = OnceLock::new();
@@ -72,15 +74,13 @@ pub(crate) fn arm(mode: FaultExit, pe: usize, cause: &str) -> bool {
     if mode == FaultExit::Full {
         return false;
     }
-    let mut registered = true;
-    ARMED.get_or_init(|| {
-        registered = register();
-        Armed {
+    ARMED
+        .get_or_init(|| Armed {
             pe,
             cause: cause.to_owned(),
-        }
-    });
-    registered
+            registered: register(),
+        })
+        .registered
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -152,6 +152,7 @@ mod tests {
         let armed = Armed {
             pe: 2,
             cause: "unspecified launch failure".into(),
+            registered: true,
         };
         let line = exit_line(&armed, 3);
         assert!(

@@ -83,7 +83,7 @@ impl Source {
     pub const fn label(self) -> &'static str {
         match self {
             Source::AlreadyLoaded => "already loaded",
-            Source::EnvLibrary => "NIIN_NCCL_LIBRARY",
+            Source::EnvLibrary => ENV_LIBRARY,
             Source::NcclHome => ENV_HOME,
             Source::SystemLoader => "system loader",
             Source::PythonWheel => "Python wheel",
