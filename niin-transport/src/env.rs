@@ -3,6 +3,7 @@
 //! `std::env::var(name).ok()` treats a value that is not valid UTF-8 as unset, so a
 //! damaged value would quietly become the default. [`text`] reports such a value as an
 //! error that names the variable, as every other malformed value is reported.
+//! [`choice`] reads a variable that names one of a few modes.
 
 use std::ffi::OsString;
 
@@ -44,6 +45,57 @@ pub fn text_of(var: &str, value: Option<OsString>) -> Result<Option<String>, Not
         .transpose()
 }
 
+/// A mode variable whose value is none of the names it accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{var}={value:?}: expected {expected}")]
+pub struct BadChoice {
+    /// The variable.
+    pub var: String,
+    /// Its value, trimmed.
+    pub value: String,
+    /// The accepted names, as a list for the message ("auto, lsa or nccl").
+    pub expected: String,
+}
+
+impl From<BadChoice> for TransportError {
+    fn from(e: BadChoice) -> Self {
+        TransportError::BadArgument {
+            op: "nvshmem_init",
+            what: e.to_string(),
+        }
+    }
+}
+
+/// The mode that `value` of variable `var` names, among `choices` (name, mode): unset,
+/// empty or blank picks the first; surrounding white space is ignored; any other value is
+/// an error naming the variable, the value and every accepted name.
+pub fn choice<T: Copy>(
+    var: &str,
+    value: Option<&str>,
+    choices: &[(&str, T)],
+) -> Result<T, BadChoice> {
+    let value = value.map(str::trim).unwrap_or("");
+    let Some(&(_, first)) = choices.first() else {
+        panic!("env::choice({var}) was given no choices");
+    };
+    if value.is_empty() {
+        return Ok(first);
+    }
+    if let Some(&(_, mode)) = choices.iter().find(|(name, _)| *name == value) {
+        return Ok(mode);
+    }
+    let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
+    let expected = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    };
+    Err(BadChoice {
+        var: var.to_owned(),
+        value: value.to_owned(),
+        expected,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +113,28 @@ mod tests {
         let shown = TransportError::from(bad).to_string();
         assert!(
             shown.contains("NIIN_X=\"3\u{fffd}0\" is not valid UTF-8"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_choice_defaults_trims_and_lists_what_it_accepts() {
+        let modes = [("auto", 0), ("lsa", 1), ("nccl", 2)];
+        assert_eq!(choice("NIIN_X", None, &modes), Ok(0));
+        assert_eq!(choice("NIIN_X", Some(""), &modes), Ok(0));
+        assert_eq!(choice("NIIN_X", Some("  "), &modes), Ok(0));
+        assert_eq!(choice("NIIN_X", Some(" lsa "), &modes), Ok(1));
+        assert_eq!(choice("NIIN_X", Some("nccl"), &modes), Ok(2));
+        let bad = choice("NIIN_X", Some(" ring "), &modes).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "NIIN_X=\"ring\": expected auto, lsa or nccl"
+        );
+        let two = choice("NIIN_Y", Some("NCCL"), &[("auto", 0), ("nccl", 1)]).unwrap_err();
+        assert_eq!(two.to_string(), "NIIN_Y=\"NCCL\": expected auto or nccl");
+        let shown = TransportError::from(two).to_string();
+        assert!(
+            shown.contains("nvshmem_init") && shown.contains("NIIN_Y"),
             "{shown}"
         );
     }

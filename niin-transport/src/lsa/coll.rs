@@ -88,15 +88,12 @@ pub enum HostCollPath {
 impl HostCollPath {
     /// Parses the variable's value (unset: `Auto`); an error names a bad value.
     pub fn parse(value: Option<&str>) -> Result<HostCollPath> {
-        match value.map(str::trim) {
-            None | Some("") | Some("auto") => Ok(HostCollPath::Auto),
-            Some("lsa") => Ok(HostCollPath::Lsa),
-            Some("nccl") => Ok(HostCollPath::Nccl),
-            Some(other) => Err(TransportError::BadArgument {
-                op: "nvshmem_init",
-                what: format!("{HOST_COLL_VAR}={other:?}: expected auto, lsa or nccl"),
-            }),
-        }
+        let modes = [
+            ("auto", HostCollPath::Auto),
+            ("lsa", HostCollPath::Lsa),
+            ("nccl", HostCollPath::Nccl),
+        ];
+        Ok(crate::env::choice(HOST_COLL_VAR, value, &modes)?)
     }
 }
 

@@ -45,14 +45,8 @@ pub enum FaultExit {
 impl FaultExit {
     /// Parses the variable's value (unset or empty: `Quick`); an error names a bad value.
     pub fn parse(value: Option<&str>) -> Result<FaultExit, TransportError> {
-        match value.map(str::trim) {
-            None | Some("") | Some("quick") => Ok(FaultExit::Quick),
-            Some("full") => Ok(FaultExit::Full),
-            Some(other) => Err(TransportError::BadArgument {
-                op: "nvshmem_init",
-                what: format!("{FAULT_EXIT_VAR}={other:?}: expected quick or full"),
-            }),
-        }
+        let modes = [("quick", FaultExit::Quick), ("full", FaultExit::Full)];
+        Ok(crate::env::choice(FAULT_EXIT_VAR, value, &modes)?)
     }
 }
 

@@ -41,14 +41,12 @@ pub enum PeerAddresses {
 
 impl PeerAddresses {
     /// Parses the variable's value (unset: `Auto`); an error names a bad value.
-    pub fn parse(value: Option<&str>) -> Result<PeerAddresses, String> {
-        match value.map(str::trim) {
-            None | Some("") | Some("auto") => Ok(PeerAddresses::Auto),
-            Some("descriptor") => Ok(PeerAddresses::Descriptor),
-            Some(other) => Err(format!(
-                "{PEER_ADDRESSES_VAR}={other:?}: expected auto or descriptor"
-            )),
-        }
+    pub fn parse(value: Option<&str>) -> Result<PeerAddresses, crate::env::BadChoice> {
+        let modes = [
+            ("auto", PeerAddresses::Auto),
+            ("descriptor", PeerAddresses::Descriptor),
+        ];
+        crate::env::choice(PEER_ADDRESSES_VAR, value, &modes)
     }
 }
 
@@ -195,7 +193,7 @@ mod tests {
             PeerAddresses::parse(Some(" descriptor ")).unwrap(),
             PeerAddresses::Descriptor
         );
-        let e = PeerAddresses::parse(Some("ipc")).unwrap_err();
+        let e = PeerAddresses::parse(Some("ipc")).unwrap_err().to_string();
         assert!(e.contains("NIIN_PEER_ADDRESSES=\"ipc\""), "{e}");
     }
 }

@@ -405,11 +405,8 @@ impl LsaTransport {
         let host_coll = HostCollPath::parse(crate::env::text(HOST_COLL_VAR)?.as_deref())?;
         let barrier_path = BarrierPath::parse(crate::env::text(BARRIER_VAR)?.as_deref())?;
         let fault_exit = FaultExit::parse(crate::env::text(FAULT_EXIT_VAR)?.as_deref())?;
-        let peer_addresses = PeerAddresses::parse(crate::env::text(PEER_ADDRESSES_VAR)?.as_deref())
-            .map_err(|what| TransportError::BadArgument {
-                op: "nvshmem_init",
-                what,
-            })?;
+        let peer_addresses =
+            PeerAddresses::parse(crate::env::text(PEER_ADDRESSES_VAR)?.as_deref())?;
         let pe = comm.rank() as usize;
         let n_pes = comm.n_ranks() as usize;
         let nccl = comm.nccl();
@@ -1700,9 +1697,12 @@ impl Transport for LsaTransport {
             // for a dead or missing PE, or any fault). `ncclCommFinalize` would wait for
             // peers on a context that can run nothing, which hung a survivor for ever on
             // the GPU: abort every communicator instead. The abort cannot stop NCCL's
-            // proxy thread on such a context, so the process's exit is guarded too.
+            // proxy thread on such a context, so the process's exit is guarded too. Releasing
+            // the windows, device communicators and heap then fails too; that is not
+            // reported again (`synced` is the one error).
             self.comm.abort_on_drop();
             team_comms.values().for_each(Comm::abort_on_drop);
+            self.heap.release_quietly();
             exit_guard::arm(self.fault_exit, self.pe, &e.to_string());
         }
         // Every PE finalizes, so every team's communicator is released on all its ranks.

@@ -29,14 +29,8 @@ pub enum BarrierPath {
 impl BarrierPath {
     /// Parses the variable's value (unset: `Auto`); an error names a bad value.
     pub fn parse(value: Option<&str>) -> Result<BarrierPath, TransportError> {
-        match value.map(str::trim) {
-            None | Some("") | Some("auto") => Ok(BarrierPath::Auto),
-            Some("nccl") => Ok(BarrierPath::Nccl),
-            Some(other) => Err(TransportError::BadArgument {
-                op: "nvshmem_init",
-                what: format!("{BARRIER_VAR}={other:?}: expected auto or nccl"),
-            }),
-        }
+        let modes = [("auto", BarrierPath::Auto), ("nccl", BarrierPath::Nccl)];
+        Ok(crate::env::choice(BARRIER_VAR, value, &modes)?)
     }
 }
 

@@ -384,6 +384,13 @@ impl Comm {
         self.inner.abort_on_drop.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`Comm::abort_on_drop`] was called: the communicator is to be aborted after
+    /// a fatal error, so releasing its windows and device communicators may fail, and the
+    /// abort frees what they hold; those failures are not reported.
+    pub fn is_aborting(&self) -> bool {
+        self.inner.abort_on_drop.load(Ordering::Relaxed)
+    }
+
     /// The communicator's properties as seen by device code of the headers `sys` was
     /// generated from (or of the library's own version, if older). `None` when the library
     /// has no `ncclCommQueryProperties` (2.28).

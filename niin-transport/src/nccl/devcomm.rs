@@ -77,7 +77,9 @@ impl Drop for DevComm {
         let r =
             unsafe { result::dev_comm_destroy(self.comm.nccl(), self.comm.raw(), self.raw.cast()) };
         if let Err(e) = r.and_then(|()| self.comm.settle()) {
-            super::log_release_error("ncclDevCommDestroy", &e);
+            if !self.comm.is_aborting() {
+                super::log_release_error("ncclDevCommDestroy", &e);
+            }
         }
     }
 }

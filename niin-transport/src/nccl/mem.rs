@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::os::raw::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::error::{NcclError, Result};
 use super::loader::Nccl;
@@ -13,6 +14,8 @@ pub struct DeviceMem {
     nccl: &'static Nccl,
     ptr: *mut c_void,
     len: usize,
+    /// Set by [`DeviceMem::release_quietly`]: a failed `ncclMemFree` is not reported.
+    quiet: AtomicBool,
 }
 
 // SAFETY: the pointer is a device address the host never dereferences; only ncclMemFree
@@ -52,6 +55,7 @@ impl Nccl {
             nccl: self,
             ptr,
             len,
+            quiet: AtomicBool::new(false),
         })
     }
 }
@@ -77,13 +81,21 @@ impl DeviceMem {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// For memory on a CUDA context that has failed (a sticky error, already reported):
+    /// `ncclMemFree` cannot succeed there, so its failure in `Drop` is not reported again.
+    pub fn release_quietly(&self) {
+        self.quiet.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
         // SAFETY: ptr came from this library's ncclMemAlloc and is freed once, here.
         if let Err(e) = unsafe { result::mem_free(self.nccl, self.ptr) } {
-            super::log_release_error("ncclMemFree", &e);
+            if !self.quiet.load(Ordering::Relaxed) {
+                super::log_release_error("ncclMemFree", &e);
+            }
         }
     }
 }

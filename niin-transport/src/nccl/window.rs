@@ -249,7 +249,9 @@ impl Drop for Window {
             unsafe { result::comm_window_deregister(self.comm.nccl(), self.comm.raw(), self.raw) };
         let r = r.and_then(|()| self.comm.settle());
         if let Err(e) = r {
-            super::log_release_error("ncclCommWindowDeregister", &e);
+            if !self.comm.is_aborting() {
+                super::log_release_error("ncclCommWindowDeregister", &e);
+            }
         }
     }
 }
