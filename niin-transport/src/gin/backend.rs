@@ -143,7 +143,18 @@ pub struct NcclHostRma {
     use_stream_mem_ops: bool,
     // Dropped in this order: the staging window before the memory it registers.
     staging_window: Window,
-    _staging_mem: DeviceMem,
+    staging_mem: DeviceMem,
+}
+
+impl Drop for NcclHostRma {
+    /// Runs before the fields are dropped: when the communicator is being aborted (a fatal
+    /// error, already reported), freeing the staging memory may fail too and is not
+    /// reported again (as the transport's heap, `DeviceMem::release_quietly`).
+    fn drop(&mut self) {
+        if self.comm.is_aborting() {
+            self.staging_mem.release_quietly();
+        }
+    }
 }
 
 impl fmt::Debug for NcclHostRma {
@@ -204,7 +215,7 @@ impl NcclHostRma {
             events,
             use_stream_mem_ops,
             staging_window,
-            _staging_mem: mem,
+            staging_mem: mem,
         })
     }
 
