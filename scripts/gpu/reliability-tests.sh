@@ -18,7 +18,7 @@
 #     ex_ring, ex_allreduce, ex_moe_dispatch (examples/cuda), cudarc_interop
 #     (cargo build --release -p niin-api --example cudarc_interop)
 #   .gpu/old/barrier_lat_old + .gpu/NH-old/lib: barrier_lat.cu built against 05ea054
-# Usage: bash scripts/gpu/reliability-tests.sh {a|b|all|min|exit}; REPS, SKIP_LONG, LAT_PES.
+# Usage: bash scripts/gpu/reliability-tests.sh {a|b|all|min|exit|hang}; REPS, SKIP_LONG, LAT_PES.
 # Output: $OUT (default /tmp/out): summary-<part>.txt, the log, log archives.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -194,5 +194,41 @@ exit_check $E/thread4_guard.log "stall thread 4, guard" 3 1
 # A kill needs the wrapper to pass the status on (WRAP_ZERO empty): the board must show it.
 TAIL=0 TMO=45 run "kill thread 2, guard" $E/kill2_guard.log env WRAP_ZERO= $NR30 -n 2 $W $D/peer_death_device_231
 exit_check $E/kill2_guard.log "kill thread 2, guard" 3 2
+fi
+if [ "$PART" = hang ]; then
+# ---- where a survivor hangs. Session 26's `exit` part: in 4 of 6 team-scope stalls one
+# survivor never printed "SURVIVOR kernel ended": it hung in the program's
+# cudaDeviceSynchronize after its kernel had stopped (its NIIN: line was out). Here each PE
+# runs under a wrapper that, if the PE is still alive after DUMP_AFTER s, prints the state
+# and kernel wait channel of each of its threads and sends it SIGUSR1: segv-trace.so then
+# prints every thread's backtrace (offsets resolved on the build machine). HANG_REPS runs
+# with PE 3 leaving after 4 s (as `exit`), two with it leaving after 10 s: does a peer's
+# exit while the survivors synchronize matter? Logs: $OUT/hang-logs.tar.xz.
+W=$T/wrap_dump.sh
+printf '%s\n' '#!/usr/bin/env bash' \
+  'LD_PRELOAD=$SEGV_TRACE "$@" & p=$!' \
+  '( for i in $(seq $DUMP_AFTER); do kill -0 $p 2>/dev/null || exit 0; sleep 1; done' \
+  '  for t in /proc/$p/task/*; do echo "TASK PE $NIIN_PE tid $(basename $t) $(cat $t/comm) state $(cut -d" " -f3 $t/stat) wchan $(cat $t/wchan)"; done' \
+  '  kill -USR1 $p ) &' \
+  'wait $p; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; exit 0' > $W
+chmod +x $W
+export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN DUMP_AFTER=${DUMP_AFTER:-14}
+H=$T/hang; mkdir -p $H
+hang_check() {
+  local n; n=$(grep -c "EXIT PE" "$1")
+  grep -h "EXIT PE\|SURVIVOR kernel\|TASK PE\|SEGV-TRACE: PE\|niinrun" "$1" >> "$SUM"
+  [ "$n" = 4 ] || row "  $2" "FAIL: $n of 4 PEs printed their exit status"
+  grep -q "THREAD-DUMP" "$1" && row "  $2" "HUNG: threads dumped"
+  true
+}
+for i in $(seq 1 ${HANG_REPS:-5}); do
+  TAIL=0 TMO=40 run "stall 4 s, team 4 ($i)" $H/s4_$i.log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=team $BIN/niinrun --timeout 25 -n 4 $W $D/peer_death_device_231
+  hang_check $H/s4_$i.log "stall 4 s ($i)"
+done
+for i in 1 2; do
+  TAIL=0 TMO=40 run "stall 10 s, team 4 ($i)" $H/s10_$i.log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=10 NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=team $BIN/niinrun --timeout 25 -n 4 $W $D/peer_death_device_231
+  hang_check $H/s10_$i.log "stall 10 s ($i)"
+done
+tar -cJf "$O/hang-logs.tar.xz" -C $H .
 fi
 echo "=== done part $PART"
