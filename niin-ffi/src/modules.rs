@@ -1278,7 +1278,15 @@ pub(crate) fn detach_at_finalize(world: &World) -> FfiResult<()> {
         ))
     });
     let barrier = world.barrier_all().map_err(FfiError::from);
-    let detached = detach_locked(&mut registry());
+    let mut reg = registry();
+    if synced.is_err() {
+        // The context failed (a kernel stopped): destroying the device communicators fails
+        // too, and the error returned here already says why.
+        for group in reg.attached.iter().flat_map(|a| &a.groups) {
+            group.dev_comm.iter().for_each(DevComm::release_quietly);
+        }
+    }
+    let detached = detach_locked(&mut reg);
     synced.and(barrier).and(detached)
 }
 

@@ -148,13 +148,14 @@ if [ "$PART" = exit ]; then
 # its own exit status (WRAP_ZERO=1: exits 0, so niinrun stops nobody early) with
 # .gpu/bin/segv-trace.so preloaded (scripts/gpu/segv-trace.c; no gdb here): a SIGSEGV
 # prints the PE, the thread's name (NCCL names its threads under NCCL_SET_THREAD_NAME=1)
-# and a backtrace. Logs go to $OUT/exit/ as each run ends (a part cut short keeps them).
+# and a backtrace. Logs: $OUT/exit-logs.tar.xz (the device tool returns 8 files at most),
+# packed after each run (a part cut short keeps them).
 W=$T/wrap.sh
 printf '%s\n' '#!/usr/bin/env bash' \
   'LD_PRELOAD=$SEGV_TRACE "$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
 chmod +x $W
 export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1
-E=$O/exit; mkdir -p $E
+E=$T/exit; mkdir -p $E
 ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
 NR30="$BIN/niinrun --timeout 30"
 # exit_check LOG NAME SURVIVOR_RC CHECKS: CHECKS 1 (guard on): a FAIL row for a crash, a PE
@@ -163,6 +164,7 @@ NR30="$BIN/niinrun --timeout 30"
 # before they finalize): only for a crash.
 exit_check() {
   local log=$1 name=$2 want=$3 guarded=$4 n
+  tar -cJf "$O/exit-logs.tar.xz" -C $E .
   grep -h "EXIT\|niinrun\|SEGV-TRACE\|(+0x\|)\[0x\|exit(.*) ends the process" "$log" >> "$SUM"
   if [ "$guarded" != 0 ] && grep -q "SEGV-TRACE: PE" "$log"; then
     row "  $name" "FAIL: a survivor crashed with the guard on"

@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::os::raw::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::comm::Comm;
 use super::error::{NcclError, Result};
@@ -23,6 +24,8 @@ use super::result;
 pub struct DevComm {
     comm: Comm,
     raw: *mut c_void,
+    /// Set by [`DevComm::release_quietly`]: a failed `ncclDevCommDestroy` is not reported.
+    quiet: AtomicBool,
 }
 
 // SAFETY: the pointer is only passed to NCCL, under the communicator's lock (or from Drop,
@@ -55,7 +58,11 @@ impl DevComm {
                 what: "null device communicator".to_owned(),
             });
         }
-        Ok(DevComm { comm, raw })
+        Ok(DevComm {
+            comm,
+            raw,
+            quiet: AtomicBool::new(false),
+        })
     }
 
     /// The device communicator's storage.
@@ -67,6 +74,13 @@ impl DevComm {
     pub fn comm(&self) -> &Comm {
         &self.comm
     }
+
+    /// For a device communicator on a CUDA context that has failed (a sticky error,
+    /// already reported): `ncclDevCommDestroy` cannot succeed there, so its failure in
+    /// `Drop` is not reported again.
+    pub fn release_quietly(&self) {
+        self.quiet.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Drop for DevComm {
@@ -77,7 +91,7 @@ impl Drop for DevComm {
         let r =
             unsafe { result::dev_comm_destroy(self.comm.nccl(), self.comm.raw(), self.raw.cast()) };
         if let Err(e) = r.and_then(|()| self.comm.settle()) {
-            if !self.comm.is_aborting() {
+            if !self.comm.is_aborting() && !self.quiet.load(Ordering::Relaxed) {
                 super::log_release_error("ncclDevCommDestroy", &e);
             }
         }
