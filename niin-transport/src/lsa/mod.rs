@@ -1704,9 +1704,6 @@ impl Transport for LsaTransport {
             team_comms.values().for_each(Comm::abort_on_drop);
             self.heap.release_quietly();
             exit_guard::arm(self.fault_exit, self.pe, &e.to_string());
-            // Other PEs' stopped kernels may not have been reported to them yet; this
-            // process must not end (and destroy its context) meanwhile (exit_guard docs).
-            std::thread::sleep(exit_guard::FAULT_SETTLE);
         }
         // Every PE finalizes, so every team's communicator is released on all its ranks.
         team_comms.clear();
