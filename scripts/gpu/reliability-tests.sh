@@ -41,6 +41,21 @@ run() { local name=$1 log=$2; shift 2; echo "=== $name: $*"; local s=$SECONDS
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 T=/tmp/t; mkdir -p $T
 PART=${1:-a}
+# The wrapper of the `exit` and `hang` parts: runs one PE with $SEGV_TRACE preloaded and
+# prints its exit status ("EXIT PE n rc=s"); exits 0 under WRAP_ZERO (so niinrun stops
+# nobody early), else with the PE's status. With DUMP_AFTER set, a PE still alive after
+# that many seconds has each thread's state and wait channel, the GPU's utilization and
+# compute processes printed, and gets SIGUSR1 (segv-trace.so then prints every thread's
+# backtrace).
+W=$T/wrap.sh
+printf '%s\n' '#!/usr/bin/env bash' \
+  'LD_PRELOAD=$SEGV_TRACE "$@" & p=$!' \
+  '[ -n "$DUMP_AFTER" ] && ( for i in $(seq $DUMP_AFTER); do kill -0 $p 2>/dev/null || exit 0; sleep 1; done' \
+  '  for t in /proc/$p/task/*; do echo "TASK PE $NIIN_PE tid $(basename $t) $(cat $t/comm) state $(cut -d" " -f3 $t/stat) wchan $(cat $t/wchan)"; done' \
+  '  echo "GPU PE $NIIN_PE $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader) apps: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr "\n" " ")"' \
+  '  kill -USR1 $p ) &' \
+  'wait $p; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
+chmod +x $W
 if [ "$PART" = min ]; then
   TMO=40
   run "pdd kill thread 2" $T/pd_kill_thread_2.log env PEER_DEATH_SCOPE=thread $NR -n 2 $D/peer_death_device_231
@@ -144,19 +159,14 @@ if [ "$PART" = exit ]; then
 # survivor never ended. The exit guard (niin-transport/src/lsa/exit_guard.rs) ends such a
 # process at once with its own status. Here: EXIT_REPS team-scope stalls with the guard
 # (default 4), two with NIIN_FAULT_EXIT=full (the control: the crash should still show),
-# a thread-scope stall and a kill with the guard. Each PE runs under a wrapper that prints
-# its own exit status (WRAP_ZERO=1: exits 0, so niinrun stops nobody early) with
-# .gpu/bin/segv-trace.so preloaded (scripts/gpu/segv-trace.c; no gdb here): a SIGSEGV
+# a thread-scope stall and a kill with the guard. Each PE runs under the wrapper $W (its
+# exit status printed; WRAP_ZERO=1, no dump) with .gpu/bin/segv-trace.so preloaded (scripts/gpu/segv-trace.c; no gdb here): a SIGSEGV
 # prints the PE, the thread's name (NCCL names its threads under NCCL_SET_THREAD_NAME=1)
 # and a backtrace. Logs: $OUT/exit-logs.tar.xz (the device tool returns 8 files at most),
 # packed after each run (a part cut short keeps them). Session 26: no crash in 29 guarded
 # exits; the "n of 4 PEs printed" rows it still shows are the driver's lost report of a
 # stopped kernel (see `hang`), not the exit.
-W=$T/wrap.sh
-printf '%s\n' '#!/usr/bin/env bash' \
-  'LD_PRELOAD=$SEGV_TRACE "$@"; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; [ -n "$WRAP_ZERO" ] && exit 0; exit $rc' > $W
-chmod +x $W
-export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1
+export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=
 E=$T/exit; mkdir -p $E
 ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
 NR30="$BIN/niinrun --timeout 30"
@@ -203,25 +213,15 @@ if [ "$PART" = hang ]; then
 # ---- a survivor whose stopped kernel is never reported. Session 26: in 13 of 23 4-PE
 # team-scope stalls one survivor's cudaDeviceSynchronize never returned, though its kernel
 # had printed its NIIN: line and trapped; the other two survivors were told, about 36 ms
-# apart (PERFORMANCE.md, section 10). Each PE runs under a wrapper that, if the PE is still
-# alive after DUMP_AFTER s, prints each of its threads' state and kernel wait channel, the
-# GPU's utilization and compute processes (is the kernel still running?), and sends it
-# SIGUSR1: segv-trace.so then prints every thread's backtrace (offsets resolved on the
-# build machine). Session 26: the stuck thread spins in cuCtxSynchronize; no NCCL or
+# apart (PERFORMANCE.md, section 10). Each PE runs under the wrapper $W with DUMP_AFTER
+# (default 14 s): a PE still alive then has its threads, the GPU's utilization and compute
+# processes (is the kernel still running?) and every thread's backtrace printed (offsets
+# resolved on the build machine). Session 26: the stuck thread spins in cuCtxSynchronize; no NCCL or
 # niin-rs thread is involved; when the stalled PE leaves (4 s or 10 s) does not matter.
 # HANG_CASES: runs as PES:SCOPE:STALL_S (the last PE stalls; NIIN_TIMEOUT=3), by default
 # how many survivors stop together (1, 2, 3) and in which scope, 2-3 runs each.
 # Logs: $OUT/hang-logs.tar.xz.
-W=$T/wrap_dump.sh
-printf '%s\n' '#!/usr/bin/env bash' \
-  'LD_PRELOAD=$SEGV_TRACE "$@" & p=$!' \
-  '( for i in $(seq $DUMP_AFTER); do kill -0 $p 2>/dev/null || exit 0; sleep 1; done' \
-  '  for t in /proc/$p/task/*; do echo "TASK PE $NIIN_PE tid $(basename $t) $(cat $t/comm) state $(cut -d" " -f3 $t/stat) wchan $(cat $t/wchan)"; done' \
-  '  echo "GPU PE $NIIN_PE $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader) apps: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr "\n" " ")"' \
-  '  kill -USR1 $p ) &' \
-  'wait $p; rc=$?; echo "EXIT PE $NIIN_PE rc=$rc"; exit 0' > $W
-chmod +x $W
-export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN DUMP_AFTER=${DUMP_AFTER:-14}
+export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=${DUMP_AFTER:-14}
 H=$T/hang; mkdir -p $H
 hang_check() {
   local log=$1 name=$2 npes=$3 n; n=$(grep -c "EXIT PE" "$log")

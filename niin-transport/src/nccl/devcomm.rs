@@ -11,11 +11,10 @@
 
 use std::fmt;
 use std::os::raw::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::comm::Comm;
 use super::error::{NcclError, Result};
-use super::result;
+use super::{ReleaseReport, result};
 
 /// A device communicator made by `ncclDevCommCreate` for a [`Comm`], destroyed with
 /// `ncclDevCommDestroy` in `Drop` (before the communicator is released: it keeps a handle
@@ -24,8 +23,8 @@ use super::result;
 pub struct DevComm {
     comm: Comm,
     raw: *mut c_void,
-    /// Set by [`DevComm::release_quietly`]: a failed `ncclDevCommDestroy` is not reported.
-    quiet: AtomicBool,
+    /// Silenced by [`DevComm::release_quietly`].
+    report: ReleaseReport,
 }
 
 // SAFETY: the pointer is only passed to NCCL, under the communicator's lock (or from Drop,
@@ -61,7 +60,7 @@ impl DevComm {
         Ok(DevComm {
             comm,
             raw,
-            quiet: AtomicBool::new(false),
+            report: ReleaseReport::default(),
         })
     }
 
@@ -79,7 +78,7 @@ impl DevComm {
     /// already reported): `ncclDevCommDestroy` cannot succeed there, so its failure in
     /// `Drop` is not reported again.
     pub fn release_quietly(&self) {
-        self.quiet.store(true, Ordering::Relaxed);
+        self.report.silence();
     }
 }
 
@@ -91,8 +90,8 @@ impl Drop for DevComm {
         let r =
             unsafe { result::dev_comm_destroy(self.comm.nccl(), self.comm.raw(), self.raw.cast()) };
         if let Err(e) = r.and_then(|()| self.comm.settle()) {
-            if !self.comm.is_aborting() && !self.quiet.load(Ordering::Relaxed) {
-                super::log_release_error("ncclDevCommDestroy", &e);
+            if !self.comm.is_aborting() {
+                self.report.log("ncclDevCommDestroy", &e);
             }
         }
     }

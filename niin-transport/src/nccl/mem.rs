@@ -2,11 +2,10 @@
 
 use std::fmt;
 use std::os::raw::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::error::{NcclError, Result};
 use super::loader::Nccl;
-use super::result;
+use super::{ReleaseReport, result};
 
 /// Device memory allocated by `ncclMemAlloc` on the device current at allocation, freed by
 /// `ncclMemFree` in `Drop`. Windows registered on it must be dropped first.
@@ -14,8 +13,8 @@ pub struct DeviceMem {
     nccl: &'static Nccl,
     ptr: *mut c_void,
     len: usize,
-    /// Set by [`DeviceMem::release_quietly`]: a failed `ncclMemFree` is not reported.
-    quiet: AtomicBool,
+    /// Silenced by [`DeviceMem::release_quietly`].
+    report: ReleaseReport,
 }
 
 // SAFETY: the pointer is a device address the host never dereferences; only ncclMemFree
@@ -55,7 +54,7 @@ impl Nccl {
             nccl: self,
             ptr,
             len,
-            quiet: AtomicBool::new(false),
+            report: ReleaseReport::default(),
         })
     }
 }
@@ -85,7 +84,7 @@ impl DeviceMem {
     /// For memory on a CUDA context that has failed (a sticky error, already reported):
     /// `ncclMemFree` cannot succeed there, so its failure in `Drop` is not reported again.
     pub fn release_quietly(&self) {
-        self.quiet.store(true, Ordering::Relaxed);
+        self.report.silence();
     }
 }
 
@@ -93,9 +92,7 @@ impl Drop for DeviceMem {
     fn drop(&mut self) {
         // SAFETY: ptr came from this library's ncclMemAlloc and is freed once, here.
         if let Err(e) = unsafe { result::mem_free(self.nccl, self.ptr) } {
-            if !self.quiet.load(Ordering::Relaxed) {
-                super::log_release_error("ncclMemFree", &e);
-            }
+            self.report.log("ncclMemFree", &e);
         }
     }
 }

@@ -121,3 +121,26 @@ pub use window::{Window, WindowFlags};
 pub(crate) fn log_release_error(what: &str, e: &NcclError) {
     eprintln!("NIIN: {what} failed while releasing: {e}");
 }
+
+/// Whether a resource's failure to release, in its `Drop`, is reported: yes until
+/// [`ReleaseReport::silence`], which its owner calls once the CUDA context the resource
+/// lives on has failed (that failure is already reported, and every release fails after it).
+#[derive(Debug, Default)]
+pub(crate) struct ReleaseReport {
+    silenced: std::sync::atomic::AtomicBool,
+}
+
+impl ReleaseReport {
+    /// Later release failures are not reported.
+    pub(crate) fn silence(&self) {
+        self.silenced
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Reports `e` ([`log_release_error`]) unless silenced.
+    pub(crate) fn log(&self, what: &str, e: &NcclError) {
+        if !self.silenced.load(std::sync::atomic::Ordering::Relaxed) {
+            log_release_error(what, e);
+        }
+    }
+}
