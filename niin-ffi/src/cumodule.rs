@@ -971,7 +971,7 @@ mod tests {
             lsa_multimem: 1,
             reserved6: 0,
             world_sync_offset: 0x2_0000_0010,
-            abort_word: 0x7f00_0000_1000usize as *const c_uint,
+            abort_word: 0x7f00_0000_1000usize as *mut c_uint,
             timeout_ns: 60_000_000_000,
         };
         io.set_host_info(&info);

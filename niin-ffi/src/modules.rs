@@ -77,7 +77,7 @@ use crate::error::{FfiError, FfiResult, report, status_call, value_call};
 
 /// Version of [`NiinModuleHooks`] and [`NiinHostInfo`] (`NIIN_MODULE_ABI_VERSION` in
 /// `context_impl.h`).
-pub const MODULE_ABI_VERSION: c_uint = 7;
+pub const MODULE_ABI_VERSION: c_uint = 8;
 
 /// Bytes of the storage each device communicator is created into.
 pub const DEV_COMM_CAPACITY: usize = 4096;
@@ -186,9 +186,11 @@ pub struct NiinHostInfo {
     /// Heap offset of the barrier words of the world and LSA-team device barriers:
     /// `barrier_count` slots of 16 bytes, zero at init (ABI 7; `niin/impl/sync_impl.h`).
     pub world_sync_offset: u64,
-    /// Device address of the watchdog's mapped host word (0, or 1 + a PE that died), which
-    /// device barriers poll while they wait; NULL where the world has no watchdog (ABI 7).
-    pub abort_word: *const c_uint,
+    /// Device address of the watchdog's two mapped host words: 0, or 1 + a PE that died,
+    /// which device barriers poll while they wait; set by device code before it stops a
+    /// kernel (ABI 8; `niin-transport/src/lsa/watchdog.rs`). NULL where the world has no
+    /// watchdog (ABI 7).
+    pub abort_word: *mut c_uint,
     /// `NIIN_TIMEOUT` in nanoseconds: how long a device barrier waits before it stops the
     /// kernel naming the PEs that did not arrive (ABI 7).
     pub timeout_ns: u64,
@@ -1146,7 +1148,7 @@ fn host_info(parts: &DeviceParts, n_pes: usize, settings: DeviceSettings) -> Nii
         lsa_multimem: 0,
         reserved6: 0,
         world_sync_offset: 0,
-        abort_word: std::ptr::null(),
+        abort_word: std::ptr::null_mut(),
         timeout_ns: 0,
     }
 }
@@ -1200,7 +1202,7 @@ pub(crate) fn attach(world: &World) -> FfiResult<()> {
         })?;
     let mut info = host_info(&parts, world.n_pes(), settings);
     info.world_sync_offset = world_sync.offset();
-    info.abort_word = parts.abort_word as *const c_uint;
+    info.abort_word = parts.abort_word as *mut c_uint;
     info.timeout_ns = u64::try_from(world.config().timeout.as_nanos()).unwrap_or(u64::MAX);
     info.team_slots = DEVICE_TEAM_SLOTS as c_int;
     info.team_table = teams.device.ptr() as *mut c_void;

@@ -127,10 +127,11 @@ struct niin_device_context {
     size_t world_sync_off;          /* heap offset of the barrier words of NVSHMEM_TEAM_WORLD
                                        and the LSA team: barrier_count slots of 16 bytes, slot
                                        i for CTA index i (niin/impl/sync_impl.h); zero at init */
-    const volatile unsigned int *abort_word; /* mapped host word of libnvshmem_host's
-                                       watchdog: 0, or 1 + a PE that died (niinrun's status
-                                       board); device barriers stop when it is set. NULL: no
-                                       watchdog */
+    volatile unsigned int *abort_word; /* two mapped host words of libnvshmem_host's
+                                       watchdog: [0] 0, or 1 + a PE that died (niinrun's
+                                       status board), device barriers stop when it is set;
+                                       [1] set before a kernel stops (niin_stop_kernel).
+                                       NULL: no watchdog */
     unsigned long long timeout_ns;  /* NIIN_TIMEOUT in ns: device barriers stop after it,
                                        naming the PEs that did not arrive (0: never) */
 };

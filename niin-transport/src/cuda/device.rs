@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::driver::sys;
 
 use super::driver::{device_count, driver};
-use super::error::{CudaError, Result, check};
+use super::error::{CudaError, Result, call_error, check};
 
 /// A CUDA device with its primary context retained (`cuDevicePrimaryCtxRetain`; the
 /// retain is released when the last clone is dropped). The primary context is the one
@@ -198,6 +198,22 @@ impl Device {
         let _bound = self.bind()?;
         // SAFETY: the primary context is current (bound above).
         check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+
+    /// Asks, without waiting, whether the driver has recorded an error of the context (the
+    /// sticky error a stopped kernel leaves): `cuStreamQuery` of the legacy default stream,
+    /// which returns that error once the driver knows it, and `CUDA_SUCCESS` or
+    /// `CUDA_ERROR_NOT_READY` until then (`Ok`). The watchdog calls it from its own thread
+    /// to tell a stop the driver has reported from one it has not (`lsa/watchdog.rs`).
+    pub fn query_error(&self) -> Result<()> {
+        let _bound = self.bind()?;
+        // SAFETY: the primary context is current (bound above); the null handle is the
+        // legacy default stream, which always exists.
+        let status = unsafe { sys::cuStreamQuery(std::ptr::null_mut()) };
+        match status {
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
+            other => Err(call_error("cuStreamQuery", other)),
+        }
     }
 
     /// Makes the primary context current until the guard is dropped, which restores

@@ -32,8 +32,8 @@ pub struct DeviceParts {
     pub my_pe: usize,
     /// For every PE of the world, whether it is an LSA peer of this PE (this PE included).
     pub lsa_peers: Vec<bool>,
-    /// Device address of the watchdog's word (0, or 1 + a PE that died) that device
-    /// barriers poll; 0 where no watchdog runs (not under niinrun).
+    /// Device address of the watchdog's two words: 0, or 1 + a PE that died (device
+    /// barriers poll it); set by device code before it stops a kernel (`lsa/watchdog.rs`).
     pub abort_word: u64,
     /// `NIIN_TIMEOUT`: how long a device barrier may wait.
     pub timeout: std::time::Duration,
@@ -83,7 +83,7 @@ impl LsaTransport {
             device: self.device.clone(),
             my_pe: self.pe,
             lsa_peers: (0..self.n_pes).map(|pe| self.is_lsa_peer(pe)).collect(),
-            abort_word: self.watchdog.as_ref().map_or(0, |w| w.device_word()),
+            abort_word: self.watchdog.device_word(),
             timeout: self.timeout,
         }
     }

@@ -359,9 +359,10 @@ pub struct LsaTransport {
     /// The NCCL communicators of teams, by handle, made at their splits (`coll.rs`, "Teams
     /// with PEs on other nodes"); dropped before the world's.
     team_comms: Mutex<HashMap<i32, Comm>>,
-    /// Under niinrun, the thread that tells device barriers a PE died (`watchdog.rs`);
+    /// The thread that tells device barriers a PE died (under niinrun) and ends the
+    /// process when the driver never reports a kernel that stopped (`watchdog.rs`);
     /// stopped before the communicator it holds a handle of is released.
-    watchdog: Option<watchdog::Watchdog>,
+    watchdog: watchdog::Watchdog,
     // Held for their Drop, in this order: the registered buffers (their aliases and
     // windows), the heap's window before the memory it maps, the comm last.
     registered: Registered,
@@ -477,10 +478,8 @@ impl LsaTransport {
             .map_err(cuda_err)?;
         let amo_result = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
         let verdict = Mutex::new(HostPinned::alloc(8).map_err(cuda_err)?);
-        let watchdog = match StatusBoard::from_env(n_pes) {
-            Some(board) => Some(watchdog::Watchdog::start(&device, board, pe, comm.clone())?),
-            None => None,
-        };
+        let watchdog =
+            watchdog::Watchdog::start(&device, StatusBoard::from_env(n_pes), pe, comm.clone())?;
         Ok(LsaTransport {
             pe,
             n_pes,

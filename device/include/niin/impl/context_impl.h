@@ -86,6 +86,18 @@ static inline __device__ void niin_fill_lsa_cache(niin_device_context *ctx, cons
     ctx->lsa_cache_count = static_cast<unsigned int>(count);
 }
 
+/* Stops the kernel (__trap(): the host sees cudaErrorLaunchFailure at its next
+ * synchronization) after setting the watchdog's second word (c->abort_word[1]): should the
+ * CUDA driver never report the stop to the process, the watchdog ends it rather than leave
+ * its synchronization waiting for ever (niin-transport/src/lsa/watchdog.rs). */
+static inline __device__ __noinline__ void niin_stop_kernel(const niin_device_context *c) {
+    if (c->abort_word != nullptr) {
+        c->abort_word[1] = 1u;
+        __threadfence_system();
+    }
+    __trap();
+}
+
 /* Why a kernel found no context; stops it. */
 static inline __device__ __noinline__ void niin_ctx_missing() {
     printf("NIIN: device code of this CUDA module has no niin-rs device context: called before "
@@ -107,7 +119,7 @@ static inline __device__ __noinline__ void niin_ctx_missing() {
  * NiinModuleHooks) mirrors both structs; the layouts are checked on both sides. A change
  * of either struct changes NIIN_MODULE_ABI_VERSION. ncclResult_t values travel as int.
  */
-#define NIIN_MODULE_ABI_VERSION 7u
+#define NIIN_MODULE_ABI_VERSION 8u
 
 /* What the host library hands a TU's hooks. */
 typedef struct niin_host_info {
@@ -158,9 +170,11 @@ typedef struct niin_host_info {
                                              NVSHMEM_TEAM_WORLD and the LSA team:
                                              barrier_count slots of 16 bytes
                                              (niin/impl/sync_impl.h) */
-    const volatile unsigned int *abort_word; /* device address of a mapped host word that
-                                                libnvshmem_host's watchdog sets to a dead
-                                                PE + 1 (0: none died); NULL: no watchdog */
+    volatile unsigned int *abort_word; /* device address of two mapped host words of
+                                          libnvshmem_host's watchdog: [0] a dead PE + 1 (0:
+                                          none died), [1] set by device code before it
+                                          stops a kernel (ABI 8; niin_stop_kernel);
+                                          NULL: no watchdog */
     unsigned long long timeout_ns;  /* NIIN_TIMEOUT in ns: a device barrier gives up after
                                        it (0: waits for ever) */
 } niin_host_info;

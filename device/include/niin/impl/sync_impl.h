@@ -120,8 +120,8 @@ __device__ __forceinline__ void append_text(char *out, int cap, int *at, const c
 
 /* A stalled barrier wait (see "counting barriers" above): called by the waiting thread every
  * 1024 polls with the wait's start (0 the first time), returns it (the clock then). Prints
- * one NIIN: line and stops the kernel (__trap(): the host sees cudaErrorLaunchFailure at its
- * next synchronization) when the watchdog reports a dead PE, or once NIIN_TIMEOUT has
+ * one NIIN: line and stops the kernel (niin_stop_kernel: the host sees cudaErrorLaunchFailure
+ * at its next synchronization) when the watchdog reports a dead PE, or once NIIN_TIMEOUT has
  * passed; the timeout's line names the members whose word 1 (the barriers they began) is
  * below `epoch`: those never reached this barrier. Members that only GIN reaches cannot be
  * read from here and are counted apart. Out of line: the poll loop stays small. */
@@ -195,7 +195,7 @@ __device__ __noinline__ unsigned long long barrier_stalled(const niin_device_con
     }
     line[at] = '\0';
     printf("%s (block %u)\n", line, blockIdx.x);
-    __trap();
+    niin_stop_kernel(c);
     return start;
 }
 
