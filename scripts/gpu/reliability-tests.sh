@@ -164,8 +164,8 @@ if [ "$PART" = exit ]; then
 # prints the PE, the thread's name (NCCL names its threads under NCCL_SET_THREAD_NAME=1)
 # and a backtrace. Logs: $OUT/exit-logs.tar.xz (the device tool returns 8 files at most),
 # packed after each run (a part cut short keeps them). Session 26: no crash in 29 guarded
-# exits; the "n of 4 PEs printed" rows it still shows are the driver's lost report of a
-# stopped kernel (see `hang`), not the exit.
+# exits; the "n of 4 PEs printed" rows it still showed were the driver's lost report of a
+# stopped kernel (see `hang`), not the exit: since f86bb3d the watchdog ends such a PE.
 export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=
 E=$T/exit; mkdir -p $E
 ST=(PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=4 NIIN_TIMEOUT=3)
@@ -188,8 +188,12 @@ exit_check() {
   n=$(grep -c "EXIT PE" "$log")
   [ "$n" = "$NPES" ] || row "  $name" "FAIL: $n of $NPES PEs printed their exit status (one never ended?)"
   if [ "$guarded" = 1 ]; then
-    grep "EXIT PE" "$log" | grep -v "PE $((NPES - 1)) " | grep -vq "rc=$want" &&
-      row "  $name" "FAIL: a survivor's status is not $want"
+    # A survivor the driver never told is ended by the watchdog with status 1 (see `hang`).
+    local other ended
+    other=$(grep "EXIT PE" "$log" | grep -v "PE $((NPES - 1)) " | grep -vc "rc=$want")
+    ended=$(grep -c "the watchdog ends the process" "$log")
+    [ "$other" = "$ended" ] || row "  $name" "FAIL: $other survivors' status is not $want, $ended ended by the watchdog"
+    [ "$ended" = 0 ] || row "  $name" "$ended survivor(s) ended by the watchdog"
     grep -q "exit($want) ends the process here" "$log" || row "  $name" "FAIL: no guard line"
   fi
   true
@@ -210,33 +214,44 @@ TAIL=0 TMO=45 run "kill thread 2, guard" $E/kill2_guard.log env WRAP_ZERO= $NR30
 exit_check $E/kill2_guard.log "kill thread 2, guard" 3 2
 fi
 if [ "$PART" = hang ]; then
-# ---- a survivor whose stopped kernel is never reported. Session 26: in 13 of 23 4-PE
-# team-scope stalls one survivor's cudaDeviceSynchronize never returned, though its kernel
-# had printed its NIIN: line and trapped; the other two survivors were told, about 36 ms
-# apart (PERFORMANCE.md, section 10). Each PE runs under the wrapper $W with DUMP_AFTER
-# (default 14 s): a PE still alive then has its threads, the GPU's utilization and compute
-# processes (is the kernel still running?) and every thread's backtrace printed (offsets
-# resolved on the build machine). Session 26: the stuck thread spins in cuCtxSynchronize; no NCCL or
-# niin-rs thread is involved; when the stalled PE leaves (4 s or 10 s) does not matter.
-# HANG_CASES: runs as PES:SCOPE:STALL_S (the last PE stalls; NIIN_TIMEOUT=3), by default
-# how many survivors stop together (1, 2, 3) and in which scope, 2-3 runs each.
-# Logs: $OUT/hang-logs.tar.xz.
-export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=${DUMP_AFTER:-14}
+# ---- a survivor whose stopped kernel the driver never reports. Session 26: in 13 of 23
+# 4-PE team-scope stalls one survivor's cudaDeviceSynchronize spun in cuCtxSynchronize for
+# ever, though its kernel had printed its NIIN: line and trapped; the other two survivors
+# were told, about 36 ms apart (PERFORMANCE.md, section 10). Since f86bb3d the library's
+# watchdog ends such a process 10 s after the stop (status 1, one NIIN: line saying the
+# driver never reported it) and must leave alone a process the driver did tell, however
+# long it then runs.
+# HANG_CASES: runs as PES:SCOPE:STALL_S[:LINGER_S] (the last PE stalls; NIIN_TIMEOUT=3;
+# LINGER_S: survivors wait that long after their error before finalize), by default how
+# many survivors stop together (1, 2, 3), in which scope, and with a 15 s linger. Each row
+# counts the PEs the watchdog ended ("ended by the watchdog") and FAILs where a PE that
+# lingered was ended, or a PE printed no exit status. Each PE runs under the wrapper $W with
+# DUMP_AFTER (default 27 s, past linger and watchdog): a PE still alive then has its
+# threads, the GPU's utilization and compute processes and every thread's backtrace
+# printed. Logs: $OUT/hang-logs.tar.xz.
+export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=${DUMP_AFTER:-27}
 H=$T/hang; mkdir -p $H
 hang_check() {
-  local log=$1 name=$2 npes=$3 n; n=$(grep -c "EXIT PE" "$log")
-  grep -h "EXIT PE\|SURVIVOR kernel\|TASK PE\|GPU PE\|SEGV-TRACE: PE\|niinrun" "$log" >> "$SUM"
+  local log=$1 name=$2 npes=$3 linger=$4 n w t l
+  n=$(grep -c "EXIT PE" "$log"); w=$(grep -c "the watchdog ends the process" "$log")
+  grep -h "EXIT PE\|SURVIVOR\|TASK PE\|GPU PE\|SEGV-TRACE: PE\|niinrun\|the watchdog ends" "$log" >> "$SUM"
   [ "$n" = "$npes" ] || row "  $name" "FAIL: $n of $npes PEs printed their exit status"
+  [ "$w" = 0 ] || row "  $name" "$w PE(s) ended by the watchdog (driver never reported the stop)"
+  # Each survivor is either told by the driver or ended by the watchdog; with a linger,
+  # every one told must finish it (the watchdog leaves a told process alone).
+  t=$(grep -c "SURVIVOR kernel ended" "$log"); l=$(grep -c "SURVIVOR lingered" "$log")
+  [ $((t + w)) = $((npes - 1)) ] || row "  $name" "FAIL: $t survivors told + $w ended is not $((npes - 1))"
+  [ "$linger" = 0 ] || [ "$l" = "$t" ] || row "  $name" "FAIL: $t survivors told, $l finished their linger"
   grep -q "THREAD-DUMP" "$log" && row "  $name" "HUNG: threads dumped"
   true
 }
-CASES=${HANG_CASES:-"4:team:4 4:team:4 4:team:4 3:team:4 3:team:4 3:team:4 2:team:4 2:team:4 4:thread:4 4:thread:4 4:block:4 4:block:4"}
+CASES=${HANG_CASES:-"4:team:4 4:team:4 4:team:4 3:team:4 3:team:4 3:team:4 2:team:4 2:team:4 4:thread:4 4:block:4 2:thread:4:15 4:team:4:15"}
 k=0
 for c in $CASES; do
-  IFS=: read -r np sc st <<< "$c"; k=$((k + 1))
-  name="stall $st s, $sc $np ($k)"; log=$H/${np}_${sc}_${st}_$k.log
-  TAIL=0 TMO=40 run "$name" $log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=$st NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=$sc $BIN/niinrun --timeout 25 -n $np $W $D/peer_death_device_231
-  hang_check $log "$name" $np
+  IFS=: read -r np sc st lg <<< "$c"; k=$((k + 1)); lg=${lg:-0}
+  name="stall $st s, $sc $np, linger $lg ($k)"; log=$H/${np}_${sc}_${st}_${lg}_$k.log
+  TAIL=0 TMO=45 run "$name" $log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=$st PEER_DEATH_LINGER_S=$lg NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=$sc $BIN/niinrun --timeout 32 -n $np $W $D/peer_death_device_231
+  hang_check $log "$name" $np $lg
   tar -cJf "$O/hang-logs.tar.xz" -C $H .
 done
 fi

@@ -15,7 +15,9 @@
 // WORLD with every PE: the counting barrier of split teams).
 //
 // A survivor prints "SURVIVOR kernel ended after <s> s: <CUDA's error>" (the stopped kernel
-// is a launch failure), then "SURVIVOR finalized" after nvshmem_finalize, and exits 3. A
+// is a launch failure), waits PEER_DEATH_LINGER_S seconds (default 0: a program that does
+// host work after the error, which libnvshmem_host's watchdog must leave alone), then
+// prints "SURVIVOR finalized" after nvshmem_finalize, and exits 3. A
 // kernel that completes is a failure of this test: "FAIL barrier completed without PE <n>",
 // exit 1.
 #include <csignal>
@@ -92,6 +94,12 @@ int main() {
     printf("SURVIVOR kernel ended after %.3f s: %s\n", s,
            cudaGetErrorString(ended != cudaSuccess ? ended : launched));
     fflush(stdout);
+    const char *linger = getenv("PEER_DEATH_LINGER_S");
+    if (linger != nullptr && atoi(linger) > 0) {
+        std::this_thread::sleep_for(std::chrono::seconds(atoi(linger)));
+        printf("SURVIVOR lingered %d s\n", atoi(linger));
+        fflush(stdout);
+    }
     nvshmem_finalize();
     printf("SURVIVOR finalized\n");
     fflush(stdout);

@@ -49,6 +49,8 @@ pub(crate) const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemGetAllocationGranularity",
     "cuMemHostAlloc",
     "cuMemHostGetDevicePointer_v2",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
     "cuMemMap",
     "cuMemRelease",
     "cuMemRetainAllocationHandle",

@@ -389,11 +389,18 @@ impl Drop for DeviceBuffer {
 /// or a copy writes and the host reads back (fetched AMO values, the wait kernel's
 /// timeout record). The host side is accessed only through atomic or volatile
 /// accessors, since the device may write it at any time.
+///
+/// [`HostPinned::register_on`] makes the same from pages of this library's own (an
+/// anonymous mapping registered with `cuMemHostRegister`): for memory that a thread reads
+/// while the process exits, after the CUDA driver may have released what it allocated.
 pub struct HostPinned {
     host: *mut u8,
     device_ptr: u64,
     len: usize,
     owner: Device,
+    /// Whether the pages are this value's own mapping (unregistered and unmapped on drop)
+    /// rather than the driver's (`cuMemFreeHost`).
+    own_pages: bool,
 }
 
 // SAFETY: the memory is owned by this value and the process; every host access goes
@@ -437,6 +444,7 @@ impl HostPinned {
             device_ptr: 0,
             len: bytes,
             owner: device.clone(),
+            own_pages: false,
         };
         // SAFETY: `host` is `bytes` bytes of fresh memory that only this value sees yet.
         unsafe { std::ptr::write_bytes(pinned.host, 0, bytes) };
@@ -445,6 +453,62 @@ impl HostPinned {
         check("cuMemHostGetDevicePointer_v2", unsafe {
             sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0)
         })?;
+        pinned.device_ptr = device_ptr;
+        Ok(pinned)
+    }
+
+    /// Maps `bytes` bytes (rounded up to whole pages) of zeroed anonymous memory of this
+    /// library's own and registers them for `device` as pinned, mapped and portable
+    /// (`cuMemHostRegister`). The pages stay mapped until the value is dropped, whatever the
+    /// driver does at process exit, so a thread may read them until then.
+    pub fn register_on(device: &Device, bytes: usize) -> Result<HostPinned> {
+        no_empty("HostPinned::register_on", bytes)?;
+        // SAFETY: sysconf reads a constant of the system.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = bytes.div_ceil(page) * page;
+        // SAFETY: a fresh private anonymous mapping; no pointer of ours is passed.
+        let host = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if host == libc::MAP_FAILED {
+            return Err(CudaError::BadArgument {
+                what: format!(
+                    "mapping {len} bytes of host memory: {}",
+                    std::io::Error::last_os_error()
+                ),
+            });
+        }
+        // From here the value owns the mapping: an error below unmaps it in `drop`, which
+        // skips the unregistration of pages that were never registered (device_ptr 0).
+        let mut pinned = HostPinned {
+            host: host.cast(),
+            device_ptr: 0,
+            len,
+            owner: device.clone(),
+            own_pages: true,
+        };
+        let _bound = device.bind()?;
+        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+        // SAFETY: `host` is `len` bytes of page-aligned memory mapped above, alive until
+        // `drop` unregisters it; the device's context is current.
+        check("cuMemHostRegister_v2", unsafe {
+            sys::cuMemHostRegister_v2(host, len, flags)
+        })?;
+        let mut device_ptr = 0;
+        // SAFETY: `host` was registered with DEVICEMAP in this context; flags must be 0.
+        let got = check("cuMemHostGetDevicePointer_v2", unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0)
+        });
+        // Registered from here on, whether or not the address came back.
+        pinned.device_ptr = u64::MAX;
+        got?;
         pinned.device_ptr = device_ptr;
         Ok(pinned)
     }
@@ -555,6 +619,20 @@ impl HostPinned {
 
 impl Drop for HostPinned {
     fn drop(&mut self) {
+        if self.own_pages {
+            if self.device_ptr != 0
+                && let Ok(_bound) = self.owner.bind()
+            {
+                // SAFETY: the pages were registered in this context by `register_on`,
+                // and are unregistered once; the owner drops the value only when no
+                // enqueued work uses them.
+                let _ = unsafe { sys::cuMemHostUnregister(self.host.cast()) };
+            }
+            // SAFETY: the mapping `register_on` made, `len` bytes, unmapped once; no
+            // reference into it outlives `self`.
+            unsafe { libc::munmap(self.host.cast(), self.len) };
+            return;
+        }
         let Ok(_bound) = self.owner.bind() else {
             return;
         };
@@ -689,5 +767,14 @@ mod tests {
         scratch.free_async(&s).unwrap();
         s.synchronize().unwrap();
         assert!(pinned.load_u64(3).is_err() && pinned.load_u64(256).is_err());
+        // Pages of our own, registered: the device writes them, the host reads them.
+        let own = HostPinned::register_on(&d, 8).unwrap();
+        assert!(own.len() >= 8 && own.len() % 4096 == 0, "{}", own.len());
+        assert_eq!(own.load_u64(0).unwrap(), 0, "zeroed");
+        // SAFETY: 4 bytes into the registered pages, on the stream `s`.
+        unsafe { write_value_32(&s, own.device_ptr() + 4, 0x5157) }.unwrap();
+        s.synchronize().unwrap();
+        assert_eq!(own.load_u32(4).unwrap(), 0x5157);
+        drop(own);
     }
 }

@@ -80,7 +80,10 @@ impl Watchdog {
         me: usize,
         comm: Comm,
     ) -> Result<Watchdog, TransportError> {
-        let words = Arc::new(HostPinned::alloc_on(device, 8).map_err(cuda_err)?);
+        // Pages of the library's own: the thread reads them until the transport is dropped,
+        // which a program that exits without nvshmem_finalize never does, while the CUDA
+        // driver may release its own pinned memory at exit.
+        let words = Arc::new(HostPinned::register_on(device, 8).map_err(cuda_err)?);
         let stop: StopFlag = Arc::new((Mutex::new(false), Condvar::new()));
         let watched = Mapped {
             words: Arc::clone(&words),
@@ -244,19 +247,6 @@ struct Mapped {
     device: Device,
 }
 
-impl Mapped {
-    /// Word `i` (0 or 1) of the two.
-    fn word(&self, i: usize) -> &AtomicU32 {
-        assert!(i < 2, "the watchdog has two words");
-        // `wrapping_add` keeps the address arithmetic safe; the index is checked above.
-        let word = self.words.host_ptr().cast::<u32>().wrapping_add(i);
-        // SAFETY: `word` is one of the 8 bytes of mapped pinned memory, 4-aligned (a fresh
-        // allocation), alive while `self.words` is; device code and this thread access the
-        // words only as whole 32-bit words, atomically on this side.
-        unsafe { AtomicU32::from_ptr(word) }
-    }
-}
-
 impl Watched for Mapped {
     fn me(&self) -> usize {
         self.me
@@ -268,8 +258,10 @@ impl Watched for Mapped {
     }
 
     fn tell_device(&self, pe: usize) {
-        self.word(0)
-            .store(u32::try_from(pe + 1).unwrap_or(u32::MAX), Ordering::Release);
+        // Offset 0 of 8 bytes: in range and aligned, so the store cannot fail.
+        let _ = self
+            .words
+            .store_u32(0, u32::try_from(pe + 1).unwrap_or(u32::MAX));
         self.comm.abort_on_drop();
         if let Some(board) = &self.board {
             board.mark_consequence(self.me);
@@ -277,7 +269,7 @@ impl Watched for Mapped {
     }
 
     fn kernel_stopped(&self) -> bool {
-        self.word(1).load(Ordering::Acquire) != 0
+        self.words.load_u32(4).is_ok_and(|stopped| stopped != 0)
     }
 
     fn start_probe(&self, probe: Arc<Probe>) {
