@@ -228,7 +228,8 @@ if [ "$PART" = hang ]; then
 # lingered was ended, or a PE printed no exit status. Each PE runs under the wrapper $W with
 # DUMP_AFTER (default 27 s, past linger and watchdog): a PE still alive then has its
 # threads, the GPU's utilization and compute processes and every thread's backtrace
-# printed. Logs: $OUT/hang-logs.tar.xz.
+# printed. HANG_PROG: another build of the program in dev/ (an A/B of a device change).
+# Logs: $OUT/hang-logs.tar.xz.
 export SEGV_TRACE=$BIN/segv-trace.so NCCL_SET_THREAD_NAME=1 NCCL_DEBUG=WARN WRAP_ZERO=1 DUMP_AFTER=${DUMP_AFTER:-27}
 H=$T/hang; mkdir -p $H
 hang_check() {
@@ -250,7 +251,7 @@ k=0
 for c in $CASES; do
   IFS=: read -r np sc st lg <<< "$c"; k=$((k + 1)); lg=${lg:-0}
   name="stall $st s, $sc $np, linger $lg ($k)"; log=$H/${np}_${sc}_${st}_${lg}_$k.log
-  TAIL=0 TMO=45 run "$name" $log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=$st PEER_DEATH_LINGER_S=$lg NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=$sc $BIN/niinrun --timeout 32 -n $np $W $D/peer_death_device_231
+  TAIL=0 TMO=45 run "$name" $log env PEER_DEATH_MODE=stall PEER_DEATH_STALL_S=$st PEER_DEATH_LINGER_S=$lg NIIN_TIMEOUT=3 PEER_DEATH_SCOPE=$sc $BIN/niinrun --timeout 32 -n $np $W $D/${HANG_PROG:-peer_death_device_231}
   hang_check $log "$name" $np $lg
   tar -cJf "$O/hang-logs.tar.xz" -C $H .
 done
