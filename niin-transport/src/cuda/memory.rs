@@ -485,8 +485,20 @@ impl HostPinned {
                 ),
             });
         }
-        // From here the value owns the mapping: an error below unmaps it in `drop`, which
-        // skips the unregistration of pages that were never registered (device_ptr 0).
+        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+        let registered = device.bind().and_then(|_bound| {
+            // SAFETY: `host` is `len` bytes of page-aligned memory mapped above, alive
+            // until `drop` unregisters it; the device's context is current.
+            check("cuMemHostRegister_v2", unsafe {
+                sys::cuMemHostRegister_v2(host, len, flags)
+            })
+        });
+        if let Err(e) = registered {
+            // SAFETY: the mapping made above, not registered, seen by nothing else.
+            unsafe { libc::munmap(host, len) };
+            return Err(e);
+        }
+        // Registered: from here `drop` unregisters and unmaps the pages.
         let mut pinned = HostPinned {
             host: host.cast(),
             device_ptr: 0,
@@ -495,21 +507,10 @@ impl HostPinned {
             own_pages: true,
         };
         let _bound = device.bind()?;
-        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
-        // SAFETY: `host` is `len` bytes of page-aligned memory mapped above, alive until
-        // `drop` unregisters it; the device's context is current.
-        check("cuMemHostRegister_v2", unsafe {
-            sys::cuMemHostRegister_v2(host, len, flags)
-        })?;
-        let mut device_ptr = 0;
         // SAFETY: `host` was registered with DEVICEMAP in this context; flags must be 0.
-        let got = check("cuMemHostGetDevicePointer_v2", unsafe {
-            sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0)
-        });
-        // Registered from here on, whether or not the address came back.
-        pinned.device_ptr = u64::MAX;
-        got?;
-        pinned.device_ptr = device_ptr;
+        check("cuMemHostGetDevicePointer_v2", unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut pinned.device_ptr, host, 0)
+        })?;
         Ok(pinned)
     }
 
@@ -620,9 +621,7 @@ impl HostPinned {
 impl Drop for HostPinned {
     fn drop(&mut self) {
         if self.own_pages {
-            if self.device_ptr != 0
-                && let Ok(_bound) = self.owner.bind()
-            {
+            if let Ok(_bound) = self.owner.bind() {
                 // SAFETY: the pages were registered in this context by `register_on`,
                 // and are unregistered once; the owner drops the value only when no
                 // enqueued work uses them.

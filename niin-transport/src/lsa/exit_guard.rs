@@ -99,12 +99,20 @@ fn register() -> bool {
     false
 }
 
-/// The `on_exit` handler: one line naming the status and why, the flushes, `_exit`.
+/// The `on_exit` handler: one line naming the status and why, then [`end_now`].
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn quick_exit_handler(status: libc::c_int, _arg: *mut libc::c_void) {
+    let line = ARMED.get().map(|armed| exit_line(armed, status));
+    end_now(line.as_deref(), status)
+}
+
+/// Prints `line` (if any) on standard error, flushes Rust's and C's standard output, and
+/// ends the process with `_exit(status)`: no exit handler or destructor runs. The exit
+/// guard's handler and the watchdog's end of a process the driver never told share it.
+pub(super) fn end_now(line: Option<&str>, status: i32) -> ! {
     use std::io::Write;
-    if let Some(armed) = ARMED.get() {
-        eprintln!("{}", exit_line(armed, status));
+    if let Some(line) = line {
+        eprintln!("{line}");
     }
     let _ = std::io::stdout().flush();
     // SAFETY: fflush(NULL) flushes every C output stream and takes no pointer of ours.

@@ -286,14 +286,9 @@ impl Watched for Mapped {
     }
 
     fn give_up(&self, line: &str) {
-        use std::io::Write;
-        eprintln!("{line}");
-        let _ = std::io::stdout().flush();
-        // SAFETY: fflush(NULL) flushes every C output stream and takes no pointer of ours.
-        unsafe { libc::fflush(std::ptr::null_mut()) };
-        // SAFETY: _exit ends the process without returning; the program's main thread is
-        // waiting in the driver for a report that does not come (module docs).
-        unsafe { libc::_exit(UNREPORTED_STOP_STATUS) }
+        // The program's main thread is waiting in the driver for a report that does not
+        // come (module docs).
+        super::exit_guard::end_now(Some(line), UNREPORTED_STOP_STATUS)
     }
 }
 
